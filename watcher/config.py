@@ -1,0 +1,391 @@
+"""YAML configuration → typed config. Errors name the file, line and key, and say what was expected."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+DEFAULT_CONFIG = Path("config/watcher.yaml")
+CONFIG_ENV = "MCP_WATCHER_CONFIG"
+
+Registry = Literal["pypi", "npm", "nuget", "goproxy", "crates", "maven", "rubygems", "packagist", "github"]
+_NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+
+
+class ConfigError(Exception):
+    """A configuration problem, already phrased for the person who edits the file."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SdkSource(_Strict):
+    name: str = Field(pattern=_NAME)
+    registry: Registry
+    package: str = Field(min_length=1)
+    url: str | None = None
+    """The registry's root; the adapter appends its usual paths. None: the ecosystem's default."""
+    language: str | None = None
+
+
+class Team(_Strict):
+    name: str = Field(pattern=_NAME)
+    slack_channel: str = Field(min_length=1)
+    sdks: list[str] = Field(default_factory=list)
+    servers: list[str] = Field(default_factory=list)
+    notify_stable: bool = False
+    include: list[str] = Field(default_factory=list)
+    """Version globs (fnmatch) a notice must match, e.g. "2.*"; empty: every version."""
+    exclude: list[str] = Field(default_factory=list)
+    spec_news: bool = True
+    digest: bool = True
+
+
+class SlackSettings(_Strict):
+    token_env: str | None = "SLACK_BOT_TOKEN"
+    token_file: str | None = None
+    webhook_env: str | None = "SLACK_WEBHOOK_URL"
+    webhook_file: str | None = None
+    api_url: str | None = None
+    """Web API base URL (tests, proxies); None: slack-sdk's default."""
+    operators_channel: str | None = None
+    """Where alerts for the service's operators go (e.g. the spec registry cannot be read)."""
+    retries: int = Field(default=3, ge=0, le=10)
+    timeout_seconds: float = Field(default=30, gt=0)
+
+
+class Schedule(_Strict):
+    poll_minutes: float = Field(default=30, gt=0)
+    spec_poll_minutes: float = Field(default=360, gt=0)
+    deliver_seconds: float = Field(default=30, gt=0)
+    """How often the outbox is retried when Slack was unreachable."""
+    jitter_seconds: int = Field(default=0, ge=0)
+
+
+class HttpSettings(_Strict):
+    timeout_seconds: float = Field(default=20, gt=0)
+    retries: int = Field(default=3, ge=0, le=10)
+    backoff_seconds: float = Field(default=0.5, ge=0)
+    concurrency: int = Field(default=8, ge=1, le=64)
+    user_agent: str = "mcp-watcher"
+
+
+class Calendar(_Strict):
+    months: list[int] = Field(default_factory=lambda: [3, 9])
+    weekday: int = Field(default=1, ge=0, le=6)
+    """0 = Monday … 6 = Sunday; releases fall on the last such weekday of each month."""
+    moved: dict[str, str] = Field(default_factory=lambda: {"2026-12": "2027-03"})
+    """A planned release month (YYYY-MM) → the month it moved to, or "skip"."""
+    beta_lead_days: int = Field(default=45, ge=0)
+
+    @field_validator("months")
+    @classmethod
+    def _months(cls, value: list[int]) -> list[int]:
+        if not value or any(m < 1 or m > 12 for m in value):
+            raise ValueError("expected a non-empty list of month numbers 1..12")
+        return sorted(set(value))
+
+
+class SpecSettings(_Strict):
+    registry_url: str = (
+        "https://raw.githubusercontent.com/modelcontextprotocol/modelcontextprotocol/main/"
+        "docs/specification/draft/deprecated.mdx"
+    )
+    repo: str = "modelcontextprotocol/modelcontextprotocol"
+    github_api_url: str = "https://api.github.com"
+    calendar: Calendar = Field(default_factory=Calendar)
+    sep_final: dict[int, str] = Field(default_factory=lambda: {2596: "2026-06-03"})
+    """SEP number → the date it reached Final (overrides the lookup)."""
+    github_token_env: str | None = "GITHUB_TOKEN"
+
+
+class ConformanceSettings(_Strict):
+    package: str = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+    npm_registry: str | None = None
+    """None: npm's own configured registry."""
+
+
+class Timeouts(_Strict):
+    install: float = Field(default=600, gt=0)
+    start: float = Field(default=60, gt=0)
+    suite: float = Field(default=600, gt=0)
+    snapshot: float = Field(default=120, gt=0)
+
+
+class Server(_Strict):
+    name: str = Field(pattern=_NAME)
+    team: str
+    sdk: str
+    language: Literal["python", "typescript"]
+    path: str
+    transport: Literal["http", "stdio"] = "http"
+    start: list[str] = Field(min_length=1)
+    sdk_package: str | None = None
+    """The package pinned to the new version; None: the SDK source's package."""
+    baseline_sdk_version: str
+    baseline_snapshot: str | None = None
+    requirements: list[str] = Field(default_factory=lambda: ["2026-07-28", "2025-11-25"])
+    expected_failures: str | None = None
+    timeouts: Timeouts = Field(default_factory=Timeouts)
+    http_path: str = "/mcp"
+    env: dict[str, str] = Field(default_factory=dict)
+    """Extra environment for the server child (never secrets: those are scrubbed anyway)."""
+
+
+class SuiteSettings(_Strict):
+    concurrency: int = Field(default=1, ge=1, le=8)
+    runs_dir: str = "state/runs"
+    envs_dir: str = "state/envs"
+    keep_runs: int = Field(default=20, ge=1)
+    """Artifacts kept per server; older run folders are deleted."""
+    on_stable: bool = False
+    """Also run the suites for new stable releases, not only pre-releases."""
+
+
+class DigestSettings(_Strict):
+    day_of_week: str = "mon"
+    hour: int = Field(default=9, ge=0, le=23)
+    minute: int = Field(default=0, ge=0, le=59)
+    timezone: str = "UTC"
+    misfire_grace_hours: float = Field(default=72, gt=0)
+
+
+class HttpEndpoint(_Strict):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8765, ge=0, le=65535)
+    enabled: bool = True
+
+
+class LogSettings(_Strict):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    json_format: bool = Field(default=False, alias="json")
+
+
+class WatcherConfig(_Strict):
+    state: str = "state/watcher.db"
+    sdks: list[SdkSource] = Field(default_factory=list)
+    teams: list[Team] = Field(default_factory=list)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
+    schedule: Schedule = Field(default_factory=Schedule)
+    http_client: HttpSettings = Field(default_factory=HttpSettings)
+    spec: SpecSettings = Field(default_factory=SpecSettings)
+    conformance: ConformanceSettings = Field(default_factory=ConformanceSettings)
+    servers: list[Server] = Field(default_factory=list)
+    suites: SuiteSettings = Field(default_factory=SuiteSettings)
+    digest: DigestSettings = Field(default_factory=DigestSettings)
+    http: HttpEndpoint = Field(default_factory=HttpEndpoint)
+    log: LogSettings = Field(default_factory=LogSettings)
+
+    @model_validator(mode="after")
+    def _cross_references(self) -> WatcherConfig:
+        sdk_names = _unique([s.name for s in self.sdks], "sdks", "name")
+        team_names = _unique([t.name for t in self.teams], "teams", "name")
+        server_names = _unique([s.name for s in self.servers], "servers", "name")
+        for i, team in enumerate(self.teams):
+            for j, sdk in enumerate(team.sdks):
+                if sdk not in sdk_names:
+                    raise _RefError(("teams", i, "sdks", j), f"unknown SDK {sdk!r}; configured: {sdk_names}")
+            for j, server in enumerate(team.servers):
+                if server not in server_names:
+                    raise _RefError(
+                        ("teams", i, "servers", j), f"unknown server {server!r}; configured: {server_names}"
+                    )
+        for i, server in enumerate(self.servers):
+            if server.team not in team_names:
+                raise _RefError(("servers", i, "team"), f"unknown team {server.team!r}; configured: {team_names}")
+            if server.sdk not in sdk_names:
+                raise _RefError(("servers", i, "sdk"), f"unknown SDK {server.sdk!r}; configured: {sdk_names}")
+        return self
+
+    # Convenience lookups used across the service.
+    def sdk(self, name: str) -> SdkSource:
+        return next(s for s in self.sdks if s.name == name)
+
+    def team(self, name: str) -> Team:
+        return next(t for t in self.teams if t.name == name)
+
+    def server(self, name: str) -> Server:
+        for server in self.servers:
+            if server.name == name:
+                return server
+        raise ConfigError(f"no server named {name!r}; configured: {[s.name for s in self.servers]}")
+
+    def servers_of_team(self, team: str) -> list[Server]:
+        listed = set(self.team(team).servers)
+        return [s for s in self.servers if s.team == team or s.name in listed]
+
+
+class _RefError(ValueError):
+    """A cross-reference error that knows where in the document it points."""
+
+    def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
+        super().__init__(message)
+        self.loc = loc
+
+
+def _unique(names: list[str], section: str, key: str) -> list[str]:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            raise _RefError((section, i, key), f"duplicate name {name!r}; names must be unique")
+        seen.add(name)
+    return names
+
+
+# --- loading with line numbers -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadedConfig:
+    config: WatcherConfig
+    path: Path
+    base_dir: Path
+    """Relative paths in the config (state, servers' paths) are resolved against this folder."""
+
+    def resolve(self, relative: str | os.PathLike[str]) -> Path:
+        p = Path(relative)
+        return p if p.is_absolute() else (self.base_dir / p)
+
+
+def config_path(explicit: str | os.PathLike[str] | None) -> Path:
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(CONFIG_ENV)
+    return Path(env) if env else DEFAULT_CONFIG
+
+
+def load_config(path: str | os.PathLike[str] | None = None, base_dir: Path | None = None) -> LoadedConfig:
+    """Read and validate a config file. Relative paths resolve against the current folder by default."""
+    p = config_path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read the config file: {exc.strerror or exc}") from exc
+    config = parse_config(text, str(p))
+    return LoadedConfig(config=config, path=p, base_dir=base_dir or Path.cwd())
+
+
+def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
+    try:
+        node = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{filename}:{mark.line + 1}" if mark else filename
+        raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+    if node is None:
+        data: Any = {}
+        lines: dict[tuple[str | int, ...], int] = {}
+    else:
+        lines = {}
+        _index_lines(node, (), lines)
+        data = yaml.safe_load(text)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{filename}:1: expected a mapping of settings at the top level")
+    _refuse_inline_secrets(data, filename, lines)
+    try:
+        return WatcherConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, filename, lines)) from exc
+
+
+_SECRET_KEYS = re.compile(r"^(token|bot_token|webhook|webhook_url|secret|password)$")
+
+
+def _refuse_inline_secrets(data: dict[str, Any], filename: str, lines: dict[tuple[str | int, ...], int]) -> None:
+    slack = data.get("slack")
+    if isinstance(slack, dict):
+        for key in slack:
+            if isinstance(key, str) and _SECRET_KEYS.match(key):
+                line = lines.get(("slack", key), 1)
+                raise ConfigError(
+                    f"{filename}:{line}: slack.{key}: secrets are never read from the YAML; "
+                    "name an environment variable (token_env / webhook_env) or a file (token_file / webhook_file)"
+                )
+
+
+def _index_lines(node: yaml.Node, loc: tuple[str | int, ...], out: dict[tuple[str | int, ...], int]) -> None:
+    out[loc] = node.start_mark.line + 1
+    if isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            key = key_node.value
+            out[(*loc, key)] = key_node.start_mark.line + 1
+            _index_lines(value_node, (*loc, key), out)
+            out[(*loc, key)] = key_node.start_mark.line + 1
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            _index_lines(item, (*loc, i), out)
+
+
+def _describe(exc: ValidationError, filename: str, lines: dict[tuple[str | int, ...], int]) -> str:
+    messages = []
+    for error in exc.errors():
+        loc = tuple(error["loc"])
+        ctx_error = (error.get("ctx") or {}).get("error")
+        if isinstance(ctx_error, _RefError):
+            loc = ctx_error.loc
+            what = str(ctx_error)
+        elif error["type"] == "extra_forbidden":
+            what = "unknown key (check the spelling; see the README's configuration reference)"
+        elif error["type"] == "missing":
+            what = "required key is missing"
+        else:
+            what = f"{error['msg']} (got {error.get('input')!r})"
+        line = _nearest_line(loc, lines)
+        key = ".".join(str(part) for part in loc) or "(top level)"
+        messages.append(f"{filename}:{line}: {key}: {what}")
+    return "\n".join(messages)
+
+
+def _nearest_line(loc: tuple[str | int, ...], lines: dict[tuple[str | int, ...], int]) -> int:
+    for cut in range(len(loc), -1, -1):
+        if loc[:cut] in lines:
+            return lines[loc[:cut]]
+    return 1
+
+
+# --- secrets ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SlackCredentials:
+    token: str | None = None
+    webhook_url: str | None = None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.token or self.webhook_url)
+
+    def __repr__(self) -> str:  # never print a secret, even by accident
+        return f"SlackCredentials(token={'set' if self.token else None}, webhook={'set' if self.webhook_url else None})"
+
+
+def slack_credentials(settings: SlackSettings, environ: dict[str, str] | None = None) -> SlackCredentials:
+    env = os.environ if environ is None else environ
+
+    def read(env_name: str | None, file_name: str | None) -> str | None:
+        if env_name and env.get(env_name):
+            return env[env_name].strip()
+        if file_name:
+            try:
+                return Path(file_name).read_text(encoding="utf-8").strip() or None
+            except OSError as exc:
+                raise ConfigError(f"{file_name}: cannot read the Slack secret file: {exc.strerror}") from exc
+        return None
+
+    return SlackCredentials(
+        token=read(settings.token_env, settings.token_file),
+        webhook_url=read(settings.webhook_env, settings.webhook_file),
+    )
+
+
+def secret_env_names(config: WatcherConfig) -> set[str]:
+    """Environment variables that hold the watcher's secrets: never passed to a server under test."""
+    names = {n for n in (config.slack.token_env, config.slack.webhook_env, config.spec.github_token_env) if n}
+    return names | {"SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}

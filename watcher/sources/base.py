@@ -1,0 +1,164 @@
+"""The one small interface every registry adapter implements, and the HTTP client they share.
+
+An adapter is an async function ``fetch(http, source) -> list[Release]``. It asks ``http`` for the
+documents it needs; ``http`` makes conditional requests (ETag / Last-Modified), retries with
+backoff, counts requests and bytes, and keeps the last good body so that a 304 costs one small
+request and the adapter can still parse. A registry that is down or returns garbage raises
+``SourceError`` with a reason; the poller records it as a failed poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+import httpx
+
+from watcher.config import HttpSettings, SdkSource
+
+
+class SourceError(Exception):
+    """The registry could not be read: down, timed out, or answered something we cannot parse."""
+
+
+@dataclass(frozen=True)
+class Release:
+    version: str
+    published: datetime | None
+    """The registry's own time for this version (UTC); None when the registry does not say."""
+    prerelease: bool
+    yanked: bool = False
+    """Yanked, unlisted, retracted or deprecated by the publisher."""
+    note: str | None = None
+
+
+@dataclass
+class FetchStats:
+    requests: int = 0
+    bytes: int = 0
+    not_modified: int = 0
+    cache_hits: int = 0
+
+
+class HttpCache(Protocol):
+    def http_cache_get(self, url: str) -> dict[str, Any] | None: ...
+
+    def http_cache_put(self, url: str, etag: str | None, last_modified: str | None, body: bytes) -> None: ...
+
+
+class MemoryHttpCache:
+    """An HttpCache for one-off use (tests, benchmarks without a database)."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, dict[str, Any]] = {}
+
+    def http_cache_get(self, url: str) -> dict[str, Any] | None:
+        return self.entries.get(url)
+
+    def http_cache_put(self, url: str, etag: str | None, last_modified: str | None, body: bytes) -> None:
+        self.entries[url] = {"url": url, "etag": etag, "last_modified": last_modified, "body": body}
+
+
+@dataclass
+class Fetched:
+    body: bytes
+    not_modified: bool
+    url: str
+
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body)
+        except ValueError as exc:
+            raise SourceError(f"{self.url}: not valid JSON ({exc})") from exc
+
+    def text(self) -> str:
+        return self.body.decode("utf-8", errors="replace")
+
+
+@dataclass
+class RegistryHttp:
+    """Conditional, retrying GETs against one source; counts what it costs."""
+
+    client: httpx.AsyncClient
+    cache: HttpCache
+    settings: HttpSettings = field(default_factory=HttpSettings)
+    stats: FetchStats = field(default_factory=FetchStats)
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+
+    async def get(
+        self, url: str, *, headers: dict[str, str] | None = None, immutable: bool = False, allow_404: bool = False
+    ) -> Fetched | None:
+        """GET url. ``immutable``: a cached body is reused without asking again (e.g. Go's .info files).
+
+        Returns None only for a 404 when ``allow_404`` is set.
+        """
+        cached = self.cache.http_cache_get(url)
+        if immutable and cached is not None:
+            self.stats.cache_hits += 1
+            return Fetched(body=cached["body"], not_modified=True, url=url)
+        request_headers = dict(headers or {})
+        if cached is not None:
+            if cached.get("etag"):
+                request_headers["If-None-Match"] = cached["etag"]
+            if cached.get("last_modified"):
+                request_headers["If-Modified-Since"] = cached["last_modified"]
+        response = await self._get_with_retries(url, request_headers)
+        if response.status_code == 304 and cached is not None:
+            self.stats.not_modified += 1
+            return Fetched(body=cached["body"], not_modified=True, url=url)
+        if response.status_code == 404 and allow_404:
+            return None
+        if response.status_code != 200:
+            raise SourceError(f"{url}: HTTP {response.status_code} {response.reason_phrase}".rstrip())
+        body = response.content
+        self.cache.http_cache_put(url, response.headers.get("etag"), response.headers.get("last-modified"), body)
+        return Fetched(body=body, not_modified=False, url=url)
+
+    async def _get_with_retries(self, url: str, headers: dict[str, str]) -> httpx.Response:
+        attempts = self.settings.retries + 1
+        last_problem = ""
+        for attempt in range(attempts):
+            if attempt:
+                await self.sleep(self.settings.backoff_seconds * (2 ** (attempt - 1)))
+            try:
+                response = await self.client.get(url, headers=headers, timeout=self.settings.timeout_seconds)
+            except httpx.TimeoutException:
+                self.stats.requests += 1
+                last_problem = f"timed out after {self.settings.timeout_seconds:g} s"
+                continue
+            except httpx.HTTPError as exc:
+                self.stats.requests += 1
+                last_problem = f"{type(exc).__name__}: {exc}"
+                continue
+            self.stats.requests += 1
+            self.stats.bytes += len(response.content) + _header_bytes(response)
+            if response.status_code == 429 or response.status_code >= 500:
+                last_problem = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
+                retry_after = _retry_after_seconds(response)
+                if retry_after is not None and attempt + 1 < attempts:
+                    await self.sleep(min(retry_after, 60.0))
+                continue
+            return response
+        raise SourceError(f"{url}: {last_problem} (after {attempts} attempts)")
+
+
+def _header_bytes(response: httpx.Response) -> int:
+    return sum(len(k) + len(v) + 4 for k, v in response.headers.raw)
+
+
+def _retry_after_seconds(response: httpx.Response) -> float | None:
+    value = response.headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        return None
+
+
+Adapter = Callable[[RegistryHttp, SdkSource], Awaitable[list[Release]]]
+"""fetch(http, source) → every version the registry lists for source.package."""

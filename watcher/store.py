@@ -1,0 +1,277 @@
+"""SQLite state through sqlite-utils: schema versions, migrations, versions seen, polls and the outbox."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime | None) -> str | None:
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+# --- migrations: append only; each runs once, in order, inside one transaction --------------------
+
+
+def _m1_initial(db: sqlite_utils.Database) -> None:
+    db["versions"].create(
+        {
+            "sdk": str,
+            "registry": str,
+            "package": str,
+            "version": str,
+            "prerelease": int,
+            "yanked": int,
+            "published": str,
+            "first_seen": str,
+            "baseline": int,
+        },
+        pk=("sdk", "package", "version"),
+    )
+    db["polls"].create(
+        {
+            "id": int,
+            "source": str,
+            "kind": str,
+            "started": str,
+            "finished": str,
+            "ok": int,
+            "error": str,
+            "requests": int,
+            "bytes": int,
+            "not_modified": int,
+            "new": int,
+        },
+        pk="id",
+    )
+    db["polls"].create_index(["source", "id"])
+    db["http_cache"].create({"url": str, "etag": str, "last_modified": str, "body": bytes, "fetched": str}, pk="url")
+    db["events"].create({"id": int, "key": str, "kind": str, "payload": str, "created": str}, pk="id")
+    db["events"].create_index(["key"], unique=True)
+    db["outbox"].create(
+        {
+            "id": int,
+            "key": str,
+            "team": str,
+            "channel": str,
+            "kind": str,
+            "text": str,
+            "blocks": str,
+            "thread_of": str,
+            "status": str,
+            "attempts": int,
+            "last_error": str,
+            "created": str,
+            "updated": str,
+            "sent_at": str,
+            "slack_channel": str,
+            "slack_ts": str,
+            "files": str,
+        },
+        pk="id",
+    )
+    db["outbox"].create_index(["key"], unique=True)
+    db["outbox"].create_index(["status", "id"])
+    db["kv"].create({"key": str, "value": str, "updated": str}, pk="key")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class SchemaTooNew(Exception):
+    pass
+
+
+class Store:
+    """The service's state. One instance per process; safe to share across threads."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA busy_timeout=30000")
+        self.db = sqlite_utils.Database(conn)
+        self._lock = threading.RLock()
+        self.migrate()
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.db.execute("PRAGMA user_version").fetchone()[0])
+
+    def migrate(self) -> None:
+        with self.transaction():
+            current = self.schema_version
+            if current > SCHEMA_VERSION:
+                raise SchemaTooNew(
+                    f"{self.path}: state schema {current} is newer than this mcp-watcher knows ({SCHEMA_VERSION})"
+                )
+            for number in range(current, SCHEMA_VERSION):
+                MIGRATIONS[number](self.db)
+                self.db.execute(f"PRAGMA user_version = {number + 1}")
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite_utils.Database]:
+        with self._lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    # --- key/value -------------------------------------------------------------------------------
+
+    def get_kv(self, key: str, default: Any = None) -> Any:
+        rows = list(self.db.query("select value from kv where key = ?", [key]))
+        return json.loads(rows[0]["value"]) if rows else default
+
+    def set_kv(self, key: str, value: Any) -> None:
+        with self._lock:
+            self.db["kv"].upsert(
+                {"key": key, "value": json.dumps(value, sort_keys=True), "updated": iso(utcnow())}, pk="key"
+            )
+
+    # --- HTTP cache for conditional requests -------------------------------------------------------
+
+    def http_cache_get(self, url: str) -> dict[str, Any] | None:
+        rows = list(self.db.query("select * from http_cache where url = ?", [url]))
+        return rows[0] if rows else None
+
+    def http_cache_put(self, url: str, etag: str | None, last_modified: str | None, body: bytes) -> None:
+        with self._lock:
+            self.db["http_cache"].upsert(
+                {"url": url, "etag": etag, "last_modified": last_modified, "body": body, "fetched": iso(utcnow())},
+                pk="url",
+            )
+
+    # --- versions ----------------------------------------------------------------------------------
+
+    def known_versions(self, sdk: str, package: str) -> set[str]:
+        return {
+            r["version"]
+            for r in self.db.query("select version from versions where sdk = ? and package = ?", [sdk, package])
+        }
+
+    def has_versions(self, sdk: str) -> bool:
+        return bool(list(self.db.query("select 1 from versions where sdk = ? limit 1", [sdk])))
+
+    def versions_of(self, sdk: str) -> list[dict[str, Any]]:
+        return list(self.db.query("select * from versions where sdk = ? order by first_seen, version", [sdk]))
+
+    # --- events and the outbox -----------------------------------------------------------------------
+
+    def add_event(self, key: str, kind: str, payload: dict[str, Any]) -> bool:
+        """Record an event once. Returns False when an event with this key already exists."""
+        with self._lock:
+            cur = self.db.execute(
+                "insert or ignore into events (key, kind, payload, created) values (?, ?, ?, ?)",
+                [key, kind, json.dumps(payload, sort_keys=True, default=str), iso(utcnow())],
+            )
+            return cur.rowcount == 1
+
+    def events(self, kind: str | None = None, since: datetime | None = None) -> list[dict[str, Any]]:
+        sql = "select * from events where 1=1"
+        params: list[Any] = []
+        if kind:
+            sql += " and kind = ?"
+            params.append(kind)
+        if since:
+            sql += " and created >= ?"
+            params.append(iso(since))
+        rows = list(self.db.query(sql + " order by id", params))
+        for row in rows:
+            row["payload"] = json.loads(row["payload"])
+        return rows
+
+    def enqueue(self, notice: Notice) -> bool:
+        """Put a notice in the outbox once. Returns False when its idempotency key is already there."""
+        now = iso(utcnow())
+        with self._lock:
+            cur = self.db.execute(
+                "insert or ignore into outbox (key, team, channel, kind, text, blocks, thread_of, status, "
+                "attempts, created, updated, files) values (?, ?, ?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)",
+                [
+                    notice.key,
+                    notice.team,
+                    notice.channel,
+                    notice.kind,
+                    notice.text,
+                    json.dumps(notice.blocks),
+                    notice.thread_of,
+                    now,
+                    now,
+                    json.dumps(notice.files),
+                ],
+            )
+            return cur.rowcount == 1
+
+    def outbox(self, statuses: tuple[str, ...] | None = None, limit: int | None = None) -> list[dict[str, Any]]:
+        sql = "select * from outbox"
+        params: list[Any] = []
+        if statuses:
+            sql += f" where status in ({','.join('?' * len(statuses))})"
+            params.extend(statuses)
+        sql += " order by id"
+        if limit:
+            sql += f" limit {int(limit)}"
+        rows = list(self.db.query(sql, params))
+        for row in rows:
+            row["blocks"] = json.loads(row["blocks"] or "[]")
+            row["files"] = json.loads(row["files"] or "[]")
+        return rows
+
+    def outbox_row(self, key: str) -> dict[str, Any] | None:
+        rows = list(self.db.query("select * from outbox where key = ?", [key]))
+        return rows[0] if rows else None
+
+    def update_outbox(self, row_id: int, **fields: Any) -> None:
+        fields["updated"] = iso(utcnow())
+        with self._lock:
+            self.db["outbox"].update(row_id, fields)
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One message for one team, identified by an idempotency key."""
+
+    key: str
+    team: str
+    channel: str
+    kind: str
+    text: str
+    blocks: list[dict[str, Any]]
+    thread_of: str | None = None
+    """The key of the notice whose Slack thread this one replies in."""
+    files: list[dict[str, Any]] | None = None
+    """Files to upload with the message: [{"path", "title", "filename"}]."""
