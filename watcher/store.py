@@ -96,6 +96,26 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
     db["outbox"].create_index(["key"], unique=True)
     db["outbox"].create_index(["status", "id"])
     db["kv"].create({"key": str, "value": str, "updated": str}, pk="key")
+    db["runs"].create(
+        {
+            "id": int,
+            "key": str,
+            "server": str,
+            "sdk": str,
+            "sdk_version": str,
+            "trigger": str,
+            "status": str,
+            "verdict": str,
+            "report": str,
+            "queued": str,
+            "started": str,
+            "finished": str,
+            "seconds": float,
+        },
+        pk="id",
+    )
+    db["runs"].create_index(["key"], unique=True)
+    db["runs"].create_index(["status", "id"])
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]
@@ -259,6 +279,63 @@ class Store:
         fields["updated"] = iso(utcnow())
         with self._lock:
             self.db["outbox"].update(row_id, fields)
+
+    # --- suite runs: a persisted, de-duplicated queue ------------------------------------------------
+
+    def queue_run(self, server: str, sdk: str, sdk_version: str, trigger: str) -> bool:
+        """Queue one run of a server against an SDK version. False when that pair was queued before."""
+        now = iso(utcnow())
+        with self._lock:
+            cur = self.db.execute(
+                "insert or ignore into runs (key, server, sdk, sdk_version, trigger, status, queued) "
+                "values (?, ?, ?, ?, ?, 'queued', ?)",
+                [f"{server}@{sdk_version}", server, sdk, sdk_version, trigger, now],
+            )
+            return cur.rowcount == 1
+
+    def claim_run(self) -> dict[str, Any] | None:
+        """Take the oldest queued run and mark it running (atomically)."""
+        with self.transaction() as db:
+            rows = list(db.query("select * from runs where status = 'queued' order by id limit 1"))
+            if not rows:
+                return None
+            db.execute("update runs set status = 'running', started = ? where id = ?", [iso(utcnow()), rows[0]["id"]])
+            rows[0]["status"] = "running"
+            return rows[0]
+
+    def finish_run(self, run_id: int, verdict: str, report: dict[str, Any], seconds: float) -> None:
+        with self._lock:
+            self.db["runs"].update(
+                run_id,
+                {
+                    "status": "done",
+                    "verdict": verdict,
+                    "report": json.dumps(report, sort_keys=True, default=str),
+                    "finished": iso(utcnow()),
+                    "seconds": seconds,
+                },
+            )
+
+    def requeue_interrupted(self) -> list[dict[str, Any]]:
+        """After a crash or stop, runs left 'running' go back to the queue (their work was lost)."""
+        with self.transaction() as db:
+            rows = list(db.query("select * from runs where status = 'running'"))
+            db.execute("update runs set status = 'queued', started = null where status = 'running'")
+            return rows
+
+    def runs(self, status: str | None = None, server: str | None = None, limit: int = 100) -> list[dict[str, Any]]:
+        sql = "select * from runs where 1=1"
+        params: list[Any] = []
+        if status:
+            sql += " and status = ?"
+            params.append(status)
+        if server:
+            sql += " and server = ?"
+            params.append(server)
+        rows = list(self.db.query(sql + f" order by id desc limit {int(limit)}", params))
+        for row in rows:
+            row["report"] = json.loads(row["report"]) if row["report"] else None
+        return rows
 
 
 @dataclass(frozen=True)
