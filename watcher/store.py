@@ -251,7 +251,7 @@ class Store:
                     notice.thread_of,
                     now,
                     now,
-                    json.dumps(notice.files),
+                    json.dumps(notice.files or []),
                 ],
             )
             return cur.rowcount == 1
@@ -268,7 +268,7 @@ class Store:
         rows = list(self.db.query(sql, params))
         for row in rows:
             row["blocks"] = json.loads(row["blocks"] or "[]")
-            row["files"] = json.loads(row["files"] or "[]")
+            row["files"] = json.loads(row["files"] or "[]") or []
         return rows
 
     def outbox_row(self, key: str) -> dict[str, Any] | None:

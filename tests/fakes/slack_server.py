@@ -1,0 +1,327 @@
+"""A local server that speaks the parts of Slack's Web API that mcp-watcher uses.
+
+The real ``slack-sdk`` client talks to it over loopback (``WebClient(base_url=fake.api_url)``).
+
+    with FakeSlack(token="xoxb-test", channels=["#books-mcp"]) as slack:
+        ...                                 # point the watcher at slack.api_url
+        slack.messages                      # every chat.postMessage accepted, in order
+        slack.fail_next("chat.postMessage", status=429, retry_after=1)   # then the next call works
+        slack.fail_next("chat.postMessage", status=503, times=5)
+        slack.fail_next("chat.postMessage", error="channel_not_found")  # HTTP 200, ok: false
+
+Methods: auth.test, chat.postMessage (text, blocks, thread_ts, metadata), conversations.list,
+conversations.history (with metadata), files.getUploadURLExternal, the upload URL itself,
+files.completeUploadExternal. Also an incoming-webhook URL (``slack.webhook_url``).
+Unknown channels answer ``channel_not_found``; a wrong token answers ``invalid_auth``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit
+
+
+@dataclass
+class _Failure:
+    status: int = 200
+    error: str | None = None
+    retry_after: int | None = None
+    times: int = 1
+
+
+@dataclass
+class FakeSlack:
+    token: str = "xoxb-test-token"
+    channels: list[str] = field(default_factory=lambda: ["#general"])
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    files: list[dict[str, Any]] = field(default_factory=list)
+    calls: list[str] = field(default_factory=list)
+    webhook_posts: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._lock = threading.Lock()
+        self._failures: dict[str, list[_Failure]] = {}
+        self._uploads: dict[str, dict[str, Any]] = {}
+        self._ts = 1_700_000_000
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._ids = {name: f"C{index:08d}" for index, name in enumerate(self.channels, 1)}
+
+    # --- lifecycle ---------------------------------------------------------------------------------
+
+    def start(self) -> FakeSlack:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:  # keep test output clean
+                pass
+
+            def do_GET(self) -> None:
+                fake._handle(self)
+
+            def do_POST(self) -> None:
+                fake._handle(self)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeSlack:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def base(self) -> str:
+        assert self._server is not None, "start() the fake first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def api_url(self) -> str:
+        return f"{self.base}/api/"
+
+    @property
+    def webhook_url(self) -> str:
+        return f"{self.base}/services/T000/B000/hook"
+
+    def channel_id(self, name: str) -> str:
+        return self._ids[name]
+
+    def fail_next(
+        self,
+        method: str,
+        *,
+        status: int = 200,
+        error: str | None = None,
+        retry_after: int | None = None,
+        times: int = 1,
+    ) -> None:
+        with self._lock:
+            self._failures.setdefault(method, []).append(_Failure(status, error, retry_after, times))
+
+    def heal(self) -> None:
+        with self._lock:
+            self._failures.clear()
+
+    # --- request handling --------------------------------------------------------------------------
+
+    def _handle(self, request: BaseHTTPRequestHandler) -> None:
+        url = urlsplit(request.path)
+        length = int(request.headers.get("Content-Length") or 0)
+        raw = request.rfile.read(length) if length else b""
+        if url.path.startswith("/services/"):
+            self._webhook(request, raw)
+            return
+        if url.path.startswith("/upload/"):
+            self._upload(request, url.path, raw)
+            return
+        method = url.path.removeprefix("/api/")
+        params: dict[str, Any] = dict(parse_qsl(url.query))
+        ctype = request.headers.get("Content-Type", "")
+        if raw and "json" in ctype:
+            params.update(json.loads(raw))
+        elif raw:
+            params.update(dict(parse_qsl(raw.decode())))
+        with self._lock:
+            self.calls.append(method)
+            failure = self._take_failure(method)
+        if failure is not None:
+            headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
+            body = {"ok": False, "error": failure.error or ("ratelimited" if failure.status == 429 else "fatal_error")}
+            self._reply(request, failure.status, body, headers)
+            return
+        if request.headers.get("Authorization") != f"Bearer {self.token}":
+            self._reply(request, 200, {"ok": False, "error": "invalid_auth"})
+            return
+        handler = getattr(self, "_api_" + method.replace(".", "_"), None)
+        if handler is None:
+            self._reply(request, 200, {"ok": False, "error": "unknown_method"})
+            return
+        self._reply(request, 200, handler(params))
+
+    def _take_failure(self, method: str) -> _Failure | None:
+        queue = self._failures.get(method)
+        if not queue:
+            return None
+        failure = queue[0]
+        failure.times -= 1
+        if failure.times <= 0:
+            queue.pop(0)
+        return failure
+
+    def _reply(
+        self, request: BaseHTTPRequestHandler, status: int, body: dict[str, Any], headers: dict[str, str] | None = None
+    ) -> None:
+        data = json.dumps(body).encode()
+        request.send_response(status)
+        request.send_header("Content-Type", "application/json; charset=utf-8")
+        request.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            request.send_header(key, value)
+        request.end_headers()
+        request.wfile.write(data)
+
+    def _resolve(self, channel: str) -> str | None:
+        if channel in self._ids:
+            return self._ids[channel]
+        if channel in self._ids.values():
+            return channel
+        return None
+
+    def _next_ts(self) -> str:
+        with self._lock:
+            self._ts += 1
+            return f"{self._ts}.000100"
+
+    # --- Web API methods -----------------------------------------------------------------------------
+
+    def _api_auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "team": "Fake", "user": "mcp-watcher", "bot_id": "B1"}
+
+    def _api_chat_postMessage(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._resolve(str(params.get("channel", "")))
+        if channel is None:
+            return {"ok": False, "error": "channel_not_found"}
+        if not params.get("text") and not params.get("blocks"):
+            return {"ok": False, "error": "no_text"}
+        blocks = params.get("blocks")
+        if isinstance(blocks, str):
+            blocks = json.loads(blocks)
+        if blocks is not None and len(blocks) > 50:
+            return {"ok": False, "error": "invalid_blocks"}
+        metadata = params.get("metadata")
+        if isinstance(metadata, str):
+            metadata = json.loads(metadata)
+        message = {
+            "channel": channel,
+            "ts": self._next_ts(),
+            "text": params.get("text"),
+            "blocks": blocks,
+            "thread_ts": params.get("thread_ts"),
+            "metadata": metadata,
+        }
+        if message["thread_ts"] and not any(m["ts"] == message["thread_ts"] for m in self.messages):
+            return {"ok": False, "error": "thread_not_found"}
+        with self._lock:
+            self.messages.append(message)
+        return {"ok": True, "channel": channel, "ts": message["ts"], "message": {"text": message["text"]}}
+
+    def _api_conversations_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        chans = [{"id": cid, "name": name.lstrip("#")} for name, cid in self._ids.items()]
+        return {"ok": True, "channels": chans, "response_metadata": {"next_cursor": ""}}
+
+    def _api_conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._resolve(str(params.get("channel", "")))
+        if channel is None:
+            return {"ok": False, "error": "channel_not_found"}
+        include_metadata = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
+        found = []
+        for message in reversed(self.messages):
+            if message["channel"] != channel or message["thread_ts"]:
+                continue
+            item = {"type": "message", "ts": message["ts"], "text": message["text"]}
+            if include_metadata and message["metadata"]:
+                item["metadata"] = message["metadata"]
+            found.append(item)
+        limit = int(params.get("limit", 100))
+        return {"ok": True, "messages": found[:limit], "has_more": False}
+
+    def _api_conversations_replies(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._resolve(str(params.get("channel", "")))
+        ts = params.get("ts")
+        include_metadata = str(params.get("include_all_metadata", "")).lower() in ("1", "true")
+        found = []
+        for message in self.messages:
+            if message["channel"] == channel and (message["ts"] == ts or message["thread_ts"] == ts):
+                item = {"type": "message", "ts": message["ts"], "text": message["text"]}
+                if include_metadata and message["metadata"]:
+                    item["metadata"] = message["metadata"]
+                found.append(item)
+        return {"ok": True, "messages": found, "has_more": False}
+
+    def _api_files_getUploadURLExternal(self, params: dict[str, Any]) -> dict[str, Any]:
+        file_id = f"F{len(self._uploads) + 1:08d}"
+        self._uploads[file_id] = {"filename": params.get("filename"), "length": int(params.get("length", 0))}
+        return {"ok": True, "upload_url": f"{self.base}/upload/{file_id}", "file_id": file_id}
+
+    def _upload(self, request: BaseHTTPRequestHandler, path: str, raw: bytes) -> None:
+        file_id = path.rsplit("/", 1)[-1]
+        if file_id not in self._uploads:
+            self._reply(request, 404, {"ok": False})
+            return
+        self._uploads[file_id]["content"] = raw
+        request.send_response(200)
+        request.send_header("Content-Length", "2")
+        request.end_headers()
+        request.wfile.write(b"OK")
+
+    def _api_files_completeUploadExternal(self, params: dict[str, Any]) -> dict[str, Any]:
+        files = params.get("files")
+        if isinstance(files, str):
+            files = json.loads(files)
+        channel = params.get("channel_id")
+        if channel is not None and self._resolve(channel) is None:
+            return {"ok": False, "error": "channel_not_found"}
+        done = []
+        for item in files or []:
+            upload = self._uploads.get(item["id"])
+            if upload is None or "content" not in upload:
+                return {"ok": False, "error": "file_not_found"}
+            record = {
+                "id": item["id"],
+                "title": item.get("title"),
+                "filename": upload["filename"],
+                "content": upload["content"],
+                "channel": self._resolve(channel) if channel else None,
+                "thread_ts": params.get("thread_ts"),
+                "initial_comment": params.get("initial_comment"),
+            }
+            with self._lock:
+                self.files.append(record)
+            done.append({"id": item["id"], "title": item.get("title")})
+        return {"ok": True, "files": done}
+
+    def _webhook(self, request: BaseHTTPRequestHandler, raw: bytes) -> None:
+        with self._lock:
+            self.calls.append("webhook")
+            failure = self._take_failure("webhook")
+        if failure is not None:
+            headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
+            data = (failure.error or "rate_limited").encode()
+            request.send_response(failure.status if failure.status != 200 else 400)
+            for key, value in headers.items():
+                request.send_header(key, value)
+            request.send_header("Content-Length", str(len(data)))
+            request.end_headers()
+            request.wfile.write(data)
+            return
+        with self._lock:
+            self.webhook_posts.append(json.loads(raw or b"{}"))
+        request.send_response(200)
+        request.send_header("Content-Length", "2")
+        request.end_headers()
+        request.wfile.write(b"ok")
+
+
+def wait_for(predicate: Any, timeout: float = 10.0, interval: float = 0.05) -> bool:
+    """Poll predicate() until it is true or the timeout passes; returns its last truthiness."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return bool(predicate())

@@ -1,0 +1,80 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from watcher.config import ConfigError, load_config, parse_config, secret_env_names, slack_credentials
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_shipped_default_config_is_valid_and_watches_every_official_sdk():
+    config = load_config(ROOT / "config" / "watcher.yaml").config
+    registries = {s.registry for s in config.sdks}
+    assert registries == {"pypi", "npm", "nuget", "goproxy", "crates", "maven", "rubygems", "packagist", "github"}
+    packages = {s.package for s in config.sdks}
+    assert {
+        "mcp",
+        "@modelcontextprotocol/sdk",
+        "ModelContextProtocol",
+        "rmcp",
+        "io.modelcontextprotocol.sdk:mcp",
+    } <= packages
+    assert config.state == "state/watcher.db"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("sdks:\n  - name: python\n    registry: pypy\n    package: mcp\n", "c.yaml:3: sdks.0.registry:"),
+        (
+            "sdks:\n  - name: python\n    registry: pypi\n    package: mcp\n    colour: red\n",
+            "c.yaml:5: sdks.0.colour: unknown key",
+        ),
+        ("teams:\n  - name: books\n", "c.yaml:2: teams.0.slack_channel: required key is missing"),
+        ("schedule:\n  poll_minutes: -1\n", "c.yaml:2: schedule.poll_minutes:"),
+        (
+            "sdks:\n  - {name: python, registry: pypi, package: mcp}\nteams:\n  - name: books\n"
+            "    slack_channel: '#b'\n    sdks: [python, go]\n",
+            "c.yaml:6: teams.0.sdks.1: unknown SDK 'go'",
+        ),
+        (
+            "sdks:\n  - {name: python, registry: pypi, package: mcp}\n  - {name: python, registry: npm, package: x}\n",
+            "sdks.1.name: duplicate name 'python'",
+        ),
+        ("slack:\n  token: xoxb-123\n", "c.yaml:2: slack.token: secrets are never read from the YAML"),
+        ("state: [unclosed\n", "c.yaml:2: not valid YAML"),
+        ("- just\n- a list\n", "c.yaml:1: expected a mapping"),
+    ],
+)
+def test_config_errors_name_file_line_and_key(text: str, expected: str):
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "c.yaml")
+    assert expected in str(info.value)
+    assert "xoxb-123" not in str(info.value)
+
+
+def test_missing_config_file_is_named(tmp_path: Path):
+    with pytest.raises(ConfigError, match=r"nowhere\.yaml: cannot read the config file"):
+        load_config(tmp_path / "nowhere.yaml")
+
+
+def test_config_path_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "from-env.yaml"
+    path.write_text("state: elsewhere.db\n")
+    monkeypatch.setenv("MCP_WATCHER_CONFIG", str(path))
+    loaded = load_config(None, base_dir=tmp_path)
+    assert loaded.config.state == "elsewhere.db"
+    assert loaded.resolve(loaded.config.state) == tmp_path / "elsewhere.db"
+
+
+def test_slack_secrets_come_from_environment_or_file_and_never_print(tmp_path: Path):
+    config = parse_config("slack:\n  token_env: MY_TOKEN\n  webhook_file: %s\n" % (tmp_path / "hook"))
+    (tmp_path / "hook").write_text("http://127.0.0.1:9/hook\n")
+    creds = slack_credentials(config.slack, {"MY_TOKEN": "xoxb-secret"})
+    assert creds.token == "xoxb-secret"
+    assert creds.webhook_url == "http://127.0.0.1:9/hook"
+    assert "xoxb-secret" not in repr(creds)
+    assert "MY_TOKEN" in secret_env_names(config)
+    assert not slack_credentials(parse_config("{}").slack, {}).any

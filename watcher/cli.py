@@ -1,0 +1,191 @@
+"""mcp-watcher … — the one command-line entry point."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import json
+import sys
+from typing import Any
+
+from watcher.config import ConfigError, LoadedConfig, load_config, slack_credentials
+from watcher.store import SchemaTooNew, Store
+
+# Capabilities that add their own subcommands: each module has register(subparsers).
+CAPABILITY_COMMANDS = (
+    "watcher.spec.commands",
+    "watcher.contract.commands",
+    "watcher.suites.commands",
+    "watcher.notify.digest_commands",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="mcp-watcher",
+        description="Warns teams that run MCP servers before SDK betas and spec deprecations break them.",
+    )
+    parser.add_argument(
+        "--config", help="config file (default: $MCP_WATCHER_CONFIG, else config/watcher.yaml)", default=None
+    )
+    parser.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR (default: from config)")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = sub.add_parser("run", help="start the long-running service (scheduler)")
+    run.add_argument("--port", type=int, default=None, help="HTTP port for /healthz, /readyz, /metrics")
+    run.add_argument("--once", action="store_true", help="run every job once, then exit (smoke test)")
+    run.set_defaults(handler=cmd_run)
+
+    poll = sub.add_parser("poll", help="poll every SDK source once, record, notify")
+    poll.add_argument("--json", action="store_true", help="print one JSON object")
+    poll.add_argument("--no-deliver", action="store_true", help="queue notices without sending them")
+    poll.add_argument("--suites", action="store_true", help="also run the suite runs this poll queued")
+    poll.set_defaults(handler=cmd_poll)
+
+    status = sub.add_parser("status", help="sources, last polls, newest versions, runs, outbox")
+    status.add_argument("--json", action="store_true")
+    status.set_defaults(handler=cmd_status)
+
+    outbox = sub.add_parser("outbox", help="list undelivered or failed notices; retry failed ones")
+    outbox.add_argument("--retry-failed", action="store_true", help="queue failed notices again and deliver")
+    outbox.set_defaults(handler=cmd_outbox)
+
+    for module_name in CAPABILITY_COMMANDS:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _setup_logging(args)
+    try:
+        return int(args.handler(args) or 0)
+    except ConfigError as exc:
+        print(f"mcp-watcher: configuration error:\n{exc}", file=sys.stderr)
+        return 2
+    except SchemaTooNew as exc:
+        print(f"mcp-watcher: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _setup_logging(args: argparse.Namespace) -> None:
+    from watcher.logs import setup_logging
+
+    level, as_json = args.log_level, False
+    try:
+        config = load_config(args.config).config
+        level = level or config.log.level
+        as_json = config.log.json_format
+    except ConfigError:
+        pass  # the command itself reports it
+    setup_logging(level or "INFO", as_json)
+
+
+def open_state(loaded: LoadedConfig) -> Store:
+    return Store(loaded.resolve(loaded.config.state))
+
+
+def cmd_poll(args: argparse.Namespace) -> int:
+    from watcher.notify.delivery import deliver_outbox, make_sink
+    from watcher.poller import poll_all
+    from watcher.suites.worker import queue_for_release
+
+    loaded = load_config(args.config)
+    store = open_state(loaded)
+    result = asyncio.run(poll_all(loaded, store))
+    queued = [
+        name
+        for release in result.new
+        for name in queue_for_release(loaded, store, release["sdk"], release["version"], release["prerelease"])
+    ]
+    delivered = None
+    if not args.no_deliver:
+        sink = make_sink(
+            slack_credentials(loaded.config.slack), loaded.config.slack, store, sys.stderr if args.json else None
+        )
+        delivered = deliver_outbox(store, sink)
+    if args.json:
+        out = result.as_json()
+        out["queued_runs"] = queued
+        print(json.dumps(out, indent=2))
+    else:
+        _print_poll(result, queued)
+    if delivered and (delivered.failed or delivered.retry_later):
+        print(
+            f"notices: {len(delivered.sent)} sent, {len(delivered.retry_later)} to retry, "
+            f"{len(delivered.failed)} failed (see `mcp-watcher outbox`)",
+            file=sys.stderr,
+        )
+    if args.suites and queued:
+        from watcher.suites.worker import process_queue
+
+        process_queue(loaded, store)
+        if not args.no_deliver:
+            deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
+    return 0 if not result.failed else 3
+
+
+def _print_poll(result: Any, queued: list[str]) -> None:
+    for outcome in result.outcomes:
+        if not outcome.ok:
+            print(f"{outcome.sdk:24} FAILED: {outcome.error}")
+        elif outcome.baseline:
+            print(f"{outcome.sdk:24} baseline taken (history recorded, no alerts)")
+        elif outcome.new:
+            versions = ", ".join(f"{r['version']}{' (pre-release)' if r['prerelease'] else ''}" for r in outcome.new)
+            print(f"{outcome.sdk:24} new: {versions}")
+        else:
+            note = "unchanged" if outcome.not_modified else "checked"
+            print(f"{outcome.sdk:24} no new versions ({note}, {outcome.requests} request(s))")
+    if queued:
+        print(f"suite runs queued: {', '.join(queued)}")
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from watcher.status import collect_status, render_status
+
+    loaded = load_config(args.config)
+    store = open_state(loaded)
+    status = collect_status(loaded, store)
+    print(json.dumps(status, indent=2, default=str) if args.json else render_status(status))
+    return 0
+
+
+def cmd_outbox(args: argparse.Namespace) -> int:
+    from watcher.notify.delivery import deliver_outbox, make_sink
+
+    loaded = load_config(args.config)
+    store = open_state(loaded)
+    if args.retry_failed:
+        for row in store.outbox(statuses=("failed",)):
+            store.update_outbox(row["id"], status="queued")
+        deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
+    rows = store.outbox(statuses=("queued", "sending", "posted", "failed"))
+    if not rows:
+        print("outbox: nothing pending, nothing failed")
+    for row in rows:
+        print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
+        if row["last_error"]:
+            print(f"         last error: {row['last_error']}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from watcher.service import run_service
+
+    loaded = load_config(args.config)
+    return run_service(loaded, port=args.port, once=args.once)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

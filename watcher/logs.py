@@ -1,0 +1,73 @@
+"""Logging set-up: plain or JSON lines, with secrets masked wherever they might slip in."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+from datetime import UTC, datetime
+
+# Slack tokens and webhook paths, GitHub tokens, bearer headers: masked in every log line.
+_SECRET_PATTERNS = [
+    re.compile(r"xox[abposr]-[A-Za-z0-9-]+"),
+    re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9/]+"),
+    re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/-]+=*"),
+]
+
+
+def redact(text: str, extra: tuple[str, ...] = ()) -> str:
+    for secret in extra:
+        if secret:
+            text = text.replace(secret, "[secret]")
+    for pattern in _SECRET_PATTERNS:
+        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[secret]", text)
+    return text
+
+
+class RedactingFilter(logging.Filter):
+    """Rewrites each record's message with secrets masked, including the values of known secret variables."""
+
+    def __init__(self, secret_env: tuple[str, ...] = ("SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "GITHUB_TOKEN")) -> None:
+        super().__init__()
+        self.secret_env = secret_env
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        secrets = tuple(os.environ.get(name, "") for name in self.secret_env)
+        message = record.getMessage()
+        cleaned = redact(message, secrets)
+        if cleaned != message:
+            record.msg, record.args = cleaned, None
+        return True
+
+
+class JsonFormatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname,
+            "logger": record.name,
+            "message": record.getMessage(),
+        }
+        for key in ("source", "server", "run_id", "notice"):
+            if hasattr(record, key):
+                entry[key] = getattr(record, key)
+        if record.exc_info:
+            entry["exception"] = redact(self.formatException(record.exc_info))
+        return json.dumps(entry)
+
+
+def setup_logging(level: str = "INFO", as_json: bool = False) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(RedactingFilter())
+    handler.setFormatter(
+        JsonFormatter() if as_json else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+    )
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(level)
+    # Third-party chatter stays at WARNING unless debugging.
+    for noisy in ("httpx", "httpcore", "apscheduler", "slack_sdk", "mcp"):
+        logging.getLogger(noisy).setLevel(logging.DEBUG if level == "DEBUG" else logging.WARNING)

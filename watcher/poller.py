@@ -1,0 +1,212 @@
+"""One poll of every SDK source: fetch concurrently, record versions, turn new ones into events and notices."""
+
+from __future__ import annotations
+
+import asyncio
+import fnmatch
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from watcher.config import LoadedConfig, SdkSource, Team, WatcherConfig
+from watcher.notify.render import release_notice
+from watcher.sources import ADAPTERS
+from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.store import Notice, Store, iso, utcnow
+from watcher.versions import is_ignored
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SourceOutcome:
+    sdk: str
+    ok: bool
+    error: str | None = None
+    baseline: bool = False
+    new: list[dict[str, Any]] = field(default_factory=list)
+    requests: int = 0
+    bytes: int = 0
+    not_modified: int = 0
+
+
+@dataclass
+class PollResult:
+    outcomes: list[SourceOutcome]
+
+    @property
+    def baseline(self) -> bool:
+        return any(o.baseline for o in self.outcomes)
+
+    @property
+    def new(self) -> list[dict[str, Any]]:
+        return [release for o in self.outcomes for release in o.new]
+
+    @property
+    def failed(self) -> list[dict[str, str]]:
+        return [{"sdk": o.sdk, "error": o.error or "unknown error"} for o in self.outcomes if not o.ok]
+
+    def as_json(self) -> dict[str, Any]:
+        public = ("sdk", "registry", "package", "version", "prerelease", "published", "first_seen")
+        return {
+            "baseline": self.baseline,
+            "baselined": [o.sdk for o in self.outcomes if o.baseline],
+            "new": [{k: r[k] for k in public} for r in self.new],
+            "failed": self.failed,
+        }
+
+
+async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherConfig, sdk: SdkSource) -> tuple:
+    http = RegistryHttp(client=client, cache=store, settings=config.http_client)
+    adapter = ADAPTERS[sdk.registry]
+    try:
+        releases = await adapter(http, sdk)
+    except SourceError as exc:
+        return None, str(exc), http
+    except (ValueError, KeyError, TypeError) as exc:  # a response shape the adapter did not expect
+        return None, f"{sdk.registry} answered something unreadable: {type(exc).__name__}: {exc}", http
+    return releases, None, http
+
+
+async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient | None = None) -> PollResult:
+    config = loaded.config
+    own_client = client is None
+    if client is None:
+        client = httpx.AsyncClient(
+            headers={"User-Agent": config.http_client.user_agent},
+            follow_redirects=True,
+            limits=httpx.Limits(max_connections=config.http_client.concurrency),
+        )
+    limit = asyncio.Semaphore(config.http_client.concurrency)
+
+    async def one(sdk: SdkSource) -> tuple:
+        async with limit:
+            started = utcnow()
+            return (sdk, started, *(await fetch_source(client, store, config, sdk)))
+
+    try:
+        fetched = await asyncio.gather(*(one(sdk) for sdk in config.sdks))
+    finally:
+        if own_client:
+            await client.aclose()
+    outcomes = [
+        record(store, config, sdk, started, releases, error, http) for sdk, started, releases, error, http in fetched
+    ]
+    return PollResult(outcomes)
+
+
+def record(
+    store: Store,
+    config: WatcherConfig,
+    sdk: SdkSource,
+    started: Any,
+    releases: list[Release] | None,
+    error: str | None,
+    http: RegistryHttp,
+) -> SourceOutcome:
+    """Store one source's result; new versions become events and one notice per interested team."""
+    outcome = SourceOutcome(
+        sdk=sdk.name,
+        ok=error is None,
+        error=error,
+        requests=http.stats.requests,
+        bytes=http.stats.bytes,
+        not_modified=http.stats.not_modified,
+    )
+    now = iso(utcnow())
+    if releases is not None:
+        releases = [r for r in releases if not is_ignored(sdk.registry, r.version)]
+        if not releases:
+            outcome.ok, outcome.error = False, f"{sdk.registry} listed no versions of {sdk.package}"
+    with store.transaction() as db:
+        if outcome.ok and releases is not None:
+            known = store.known_versions(sdk.name, sdk.package)
+            outcome.baseline = not store.has_versions(sdk.name)
+            for release in releases:
+                row = {
+                    "sdk": sdk.name,
+                    "registry": sdk.registry,
+                    "package": sdk.package,
+                    "version": release.version,
+                    "prerelease": int(release.prerelease),
+                    "yanked": int(release.yanked),
+                    "published": iso(release.published),
+                }
+                if release.version in known:
+                    db["versions"].update((sdk.name, sdk.package, release.version), {"yanked": row["yanked"]})
+                    continue
+                db["versions"].insert({**row, "first_seen": now, "baseline": int(outcome.baseline)})
+                if outcome.baseline or release.yanked:
+                    continue  # history is not news; a version already withdrawn is noise
+                payload = {**row, "prerelease": release.prerelease, "yanked": release.yanked, "first_seen": now}
+                if store.add_event(f"release:{sdk.name}:{release.version}", "release", payload):
+                    outcome.new.append(payload)
+                    _notify_teams(store, config, payload)
+        db["polls"].insert(
+            {
+                "source": sdk.name,
+                "kind": "sdk",
+                "started": iso(started),
+                "finished": now,
+                "ok": int(outcome.ok),
+                "error": outcome.error,
+                "requests": outcome.requests,
+                "bytes": outcome.bytes,
+                "not_modified": outcome.not_modified,
+                "new": len(outcome.new),
+            }
+        )
+    if outcome.baseline:
+        log.info("baseline taken for %s: %d versions recorded, no alerts for history", sdk.name, len(releases or []))
+    elif not outcome.ok:
+        log.warning("poll of %s failed: %s (last good data kept)", sdk.name, outcome.error)
+    return outcome
+
+
+def interested(team: Team, config: WatcherConfig, release: dict[str, Any]) -> bool:
+    on_sdk = release["sdk"] in team.sdks or any(
+        s.sdk == release["sdk"] for s in config.servers if s.team == team.name or s.name in team.servers
+    )
+    if not on_sdk:
+        return False
+    if not release["prerelease"] and not team.notify_stable:
+        return False
+    version = release["version"]
+    if team.include and not any(fnmatch.fnmatchcase(version, pattern) for pattern in team.include):
+        return False
+    return not any(fnmatch.fnmatchcase(version, pattern) for pattern in team.exclude)
+
+
+def servers_to_run(config: WatcherConfig, team: str, release: dict[str, Any]) -> list[str]:
+    if not release["prerelease"] and not config.suites.on_stable:
+        return []
+    return [s.name for s in config.servers if s.team == team and s.sdk == release["sdk"]]
+
+
+def _notify_teams(store: Store, config: WatcherConfig, release: dict[str, Any]) -> None:
+    for team in config.teams:
+        if not interested(team, config, release):
+            continue
+        text, blocks = release_notice(release, servers_to_run(config, team.name, release))
+        store.enqueue(
+            Notice(
+                key=f"release:{release['sdk']}:{release['version']}:{team.name}",
+                team=team.name,
+                channel=team.slack_channel,
+                kind="release",
+                text=text,
+                blocks=blocks,
+            )
+        )
+
+
+def last_polls(store: Store) -> list[dict[str, Any]]:
+    """The latest poll of each source, newest first."""
+    return list(
+        store.db.query(
+            "select p.* from polls p join (select source, max(id) as id from polls group by source) last "
+            "on p.id = last.id order by p.source"
+        )
+    )

@@ -1,0 +1,179 @@
+"""The long-running service: APScheduler jobs for polls, deliveries, suite runs and the digest."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from watcher.config import LoadedConfig, slack_credentials
+from watcher.notify.delivery import deliver_outbox, make_sink
+from watcher.store import Store, utcnow
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Service:
+    loaded: LoadedConfig
+    store: Store
+    stop: threading.Event = field(default_factory=threading.Event)
+    last_success: dict[str, datetime] = field(default_factory=dict)
+    """Job name → when it last finished without an exception (readiness)."""
+
+    def __post_init__(self) -> None:
+        self.delivery_lock = threading.Lock()
+
+    # --- jobs ----------------------------------------------------------------------------------------
+
+    def poll_sdks(self) -> None:
+        from watcher.poller import poll_all
+        from watcher.suites.worker import queue_for_release
+
+        result = asyncio.run(poll_all(self.loaded, self.store))
+        for release in result.new:
+            queue_for_release(self.loaded, self.store, release["sdk"], release["version"], release["prerelease"])
+        log.info(
+            "poll: %d new version(s), %d source(s) failed%s",
+            len(result.new),
+            len(result.failed),
+            " (baseline taken)" if result.baseline else "",
+        )
+        if result.outcomes and all(not o.ok for o in result.outcomes):
+            raise RuntimeError("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
+        self.deliver()
+
+    def poll_spec(self) -> None:
+        from watcher.spec.watch import poll_spec
+
+        summary = asyncio.run(_with_client(lambda client: poll_spec(self.loaded, self.store, client)))
+        log.info("spec poll: %s", summary.get("summary") or summary)
+        self.deliver()
+
+    def deliver(self) -> None:
+        # One delivery pass at a time: two threads must not pick the same queued row.
+        with self.delivery_lock:
+            config = self.loaded.config
+            sink = make_sink(slack_credentials(config.slack), config.slack, self.store)
+            report = deliver_outbox(self.store, sink)
+            if report.sent or report.retry_later or report.failed:
+                log.info(
+                    "outbox: %d delivered, %d to retry, %d failed",
+                    len(report.sent),
+                    len(report.retry_later),
+                    len(report.failed),
+                )
+
+    def run_suites(self) -> None:
+        from watcher.suites.worker import process_queue
+
+        if process_queue(self.loaded, self.store, self.stop):
+            self.deliver()
+
+    def send_digest(self) -> None:
+        from watcher.notify.digest_service import send_due_digests
+
+        send_due_digests(self.loaded, self.store)
+        self.deliver()
+
+    # --- wiring --------------------------------------------------------------------------------------
+
+    def jobs(self) -> list[tuple[str, Callable[[], None], dict[str, Any]]]:
+        schedule = self.loaded.config.schedule
+        now = utcnow()
+        return [
+            (
+                "poll_sdks",
+                self.poll_sdks,
+                {"trigger": "interval", "minutes": schedule.poll_minutes, "next_run_time": now},
+            ),
+            (
+                "poll_spec",
+                self.poll_spec,
+                {
+                    "trigger": "interval",
+                    "minutes": schedule.spec_poll_minutes,
+                    "next_run_time": now + timedelta(seconds=5),
+                },
+            ),
+            ("deliver", self.deliver, {"trigger": "interval", "seconds": schedule.deliver_seconds}),
+            (
+                "run_suites",
+                self.run_suites,
+                {"trigger": "interval", "seconds": 30, "next_run_time": now + timedelta(seconds=10)},
+            ),
+        ]
+
+    def guarded(self, name: str, job: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            if self.stop.is_set():
+                return
+            try:
+                job()
+            except Exception:  # a job's failure is logged and retried next time, never fatal
+                log.exception("job %s failed", name)
+                return
+            self.last_success[name] = utcnow()
+
+        return run
+
+    def scheduler(self) -> BackgroundScheduler:
+        scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(4)}, timezone="UTC")
+        for name, job, trigger in self.jobs():
+            scheduler.add_job(
+                self.guarded(name, job),
+                id=name,
+                name=name,
+                max_instances=1,
+                coalesce=True,
+                misfire_grace_time=None,
+                **trigger,
+            )
+        return scheduler
+
+
+async def _with_client(run: Callable[[Any], Any]) -> Any:
+    import httpx
+
+    async with httpx.AsyncClient(follow_redirects=True, headers={"User-Agent": "mcp-watcher"}) as client:
+        return await run(client)
+
+
+def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = False) -> int:
+    store = Store(loaded.resolve(loaded.config.state))
+    service = Service(loaded, store)
+    interrupted = store.requeue_interrupted()
+    if interrupted:
+        log.warning("re-queued %d suite run(s) interrupted by the last stop", len(interrupted))
+    if once:
+        for name, job, _ in service.jobs():
+            service.guarded(name, job)()
+        return 0
+    scheduler = service.scheduler()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        log.info("received %s: finishing running work, then stopping", signal.Signals(signum).name)
+        service.stop.set()
+
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+    scheduler.start()
+    log.info(
+        "mcp-watcher running: %d SDK source(s), %d team(s), %d server(s)",
+        len(loaded.config.sdks),
+        len(loaded.config.teams),
+        len(loaded.config.servers),
+    )
+    service.stop.wait()
+    scheduler.shutdown(wait=True)
+    store.close()
+    log.info("stopped cleanly")
+    return 0
