@@ -158,6 +158,14 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
             service.guarded(name, job)()
         return 0
     scheduler = service.scheduler()
+    http = None
+    endpoint = loaded.config.http
+    if endpoint.enabled or port is not None:
+        from watcher.health import HttpServer, Readiness, build_app
+
+        readiness = Readiness(store, loaded.config.schedule.poll_minutes, utcnow(), lambda: scheduler.running)
+        http = HttpServer(build_app(readiness), endpoint.host, port if port is not None else endpoint.port)
+        http.start()
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("received %s: finishing running work, then stopping", signal.Signals(signum).name)
@@ -174,6 +182,8 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     )
     service.stop.wait()
     scheduler.shutdown(wait=True)
+    if http is not None:
+        http.stop()
     store.close()
     log.info("stopped cleanly")
     return 0

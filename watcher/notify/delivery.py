@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Protocol, TextIO
 
+from prometheus_client import Counter
 from slack_sdk import WebClient, WebhookClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.http_retry.builtin_handlers import (
@@ -29,6 +30,9 @@ from watcher.store import Store, iso, parse_iso, utcnow
 log = logging.getLogger(__name__)
 
 METADATA_EVENT = "mcp_watcher_notice"
+
+# Slack's refusals by kind, for /metrics (process-local: they are not stored anywhere else).
+SLACK_ERRORS = Counter("mcp_watcher_slack_errors", "Slack delivery errors by kind", ["kind"], registry=None)
 
 # Errors that no retry of the same message will fix; the row is marked failed with the reason.
 PERMANENT_ERRORS = frozenset(
@@ -50,9 +54,10 @@ AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "account_inactive", "toke
 
 
 class DeliveryError(Exception):
-    def __init__(self, reason: str, *, permanent: bool = False, auth: bool = False) -> None:
+    def __init__(self, reason: str, *, permanent: bool = False, auth: bool = False, kind: str = "other") -> None:
         super().__init__(reason)
         self.reason = reason
+        self.kind = kind
         self.permanent = permanent
         self.auth = auth
 
@@ -79,11 +84,11 @@ def _slack_error(exc: SlackClientError) -> DeliveryError:
     if isinstance(exc, SlackApiError):
         error = str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
         if exc.response.status_code == 429:
-            return DeliveryError(f"rate limited by Slack ({error}); will retry")
+            return DeliveryError(f"rate limited by Slack ({error}); will retry", kind="rate_limited")
         if exc.response.status_code >= 500:
-            return DeliveryError(f"Slack answered HTTP {exc.response.status_code}; will retry")
-        return DeliveryError(error, permanent=error in PERMANENT_ERRORS, auth=error in AUTH_ERRORS)
-    return DeliveryError(f"cannot reach Slack: {type(exc).__name__}: {exc}")
+            return DeliveryError(f"Slack answered HTTP {exc.response.status_code}; will retry", kind="server_error")
+        return DeliveryError(error, permanent=error in PERMANENT_ERRORS, auth=error in AUTH_ERRORS, kind=error)
+    return DeliveryError(f"cannot reach Slack: {type(exc).__name__}: {exc}", kind="connection")
 
 
 def retry_handlers(retries: int) -> list[Any]:
@@ -277,6 +282,7 @@ def deliver_outbox(store: Store, sink: Sink, limit: int | None = None) -> Delive
         try:
             posted = _deliver_one(store, sink, row, thread_ts, thread_channel)
         except DeliveryError as exc:
+            SLACK_ERRORS.labels(kind=exc.kind).inc()
             if exc.permanent:
                 store.update_outbox(row["id"], status="failed", last_error=exc.reason)
                 report.failed[row["key"]] = exc.reason

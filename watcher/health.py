@@ -1,0 +1,150 @@
+"""The service's HTTP face: /healthz, /readyz and /metrics (Prometheus), one small Starlette app."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+import uvicorn
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from watcher.notify.delivery import SLACK_ERRORS
+from watcher.store import Store, parse_iso, utcnow
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Readiness:
+    store: Store
+    poll_minutes: float
+    started: datetime
+    scheduler_running: Callable[[], bool]
+
+    def check(self) -> tuple[bool, dict[str, Any]]:
+        problems: list[str] = []
+        try:
+            self.store.set_kv("readyz", {"at": utcnow().isoformat()})
+        except Exception as exc:  # any failure to write is "not ready", with the reason
+            problems.append(f"state not writable: {exc}")
+        if not self.scheduler_running():
+            problems.append("scheduler not running")
+        rows = list(self.store.db.query("select max(finished) as at from polls where kind = 'sdk' and ok = 1"))
+        last_ok = parse_iso(rows[0]["at"]) if rows and rows[0]["at"] else None
+        limit = timedelta(minutes=3 * self.poll_minutes)
+        reference = max(filter(None, [last_ok, self.started]))
+        if utcnow() - reference > limit:
+            problems.append(
+                f"no successful poll since {last_ok.isoformat() if last_ok else 'start'} "
+                f"(limit {limit.total_seconds() / 60:g} min)"
+            )
+        return not problems, {"ready": not problems, "problems": problems, "last_successful_poll": last_ok}
+
+
+class StoreCollector(Collector):
+    """Reads the figures from the state database at scrape time, so they survive restarts."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def collect(self) -> Iterator[Any]:
+        db = self.store.db
+        polls = CounterMetricFamily("mcp_watcher_polls", "Polls per source and result", labels=["source", "result"])
+        last = GaugeMetricFamily(
+            "mcp_watcher_last_poll_success_timestamp_seconds", "Last successful poll per source", labels=["source"]
+        )
+        for row in db.query("select source, ok, count(*) as n from polls group by source, ok"):
+            polls.add_metric([row["source"], "ok" if row["ok"] else "failed"], row["n"])
+        for row in db.query("select source, max(finished) as at from polls where ok = 1 group by source"):
+            moment = parse_iso(row["at"])
+            if moment:
+                last.add_metric([row["source"]], moment.timestamp())
+        yield polls
+        yield last
+        new = CounterMetricFamily("mcp_watcher_new_versions", "Versions first seen after the baseline", labels=["sdk"])
+        for row in db.query("select sdk, count(*) as n from versions where baseline = 0 group by sdk"):
+            new.add_metric([row["sdk"]], row["n"])
+        yield new
+        runs = CounterMetricFamily("mcp_watcher_suite_runs", "Finished suite runs by verdict", labels=["verdict"])
+        seconds = CounterMetricFamily(
+            "mcp_watcher_suite_run_seconds", "Total seconds of finished suite runs by verdict", labels=["verdict"]
+        )
+        for row in db.query(
+            "select verdict, count(*) as n, sum(seconds) as s from runs where status = 'done' group by verdict"
+        ):
+            runs.add_metric([row["verdict"] or "unknown"], row["n"])
+            seconds.add_metric([row["verdict"] or "unknown"], row["s"] or 0.0)
+        yield runs
+        yield seconds
+        queued = GaugeMetricFamily("mcp_watcher_suite_runs_queued", "Suite runs waiting")
+        queued.add_metric([], next(iter(db.query("select count(*) as n from runs where status = 'queued'")))["n"])
+        yield queued
+        pending = list(
+            db.query(
+                "select count(*) as n, min(created) as oldest from outbox where status in ('queued','sending','posted')"
+            )
+        )[0]
+        depth = GaugeMetricFamily("mcp_watcher_outbox_depth", "Notices waiting for delivery")
+        depth.add_metric([], pending["n"])
+        yield depth
+        age = GaugeMetricFamily("mcp_watcher_outbox_oldest_age_seconds", "Age of the oldest undelivered notice")
+        oldest = parse_iso(pending["oldest"])
+        age.add_metric([], (utcnow() - oldest).total_seconds() if oldest else 0.0)
+        yield age
+        failed = GaugeMetricFamily("mcp_watcher_outbox_failed", "Notices Slack refused for good")
+        failed.add_metric([], next(iter(db.query("select count(*) as n from outbox where status = 'failed'")))["n"])
+        yield failed
+
+
+def build_app(readiness: Readiness) -> Starlette:
+    registry = CollectorRegistry()
+    registry.register(StoreCollector(readiness.store))
+    registry.register(SLACK_ERRORS)
+
+    async def healthz(request: Request) -> Response:
+        return JSONResponse({"alive": True})
+
+    async def readyz(request: Request) -> Response:
+        ready, detail = readiness.check()
+        detail["last_successful_poll"] = str(detail["last_successful_poll"] or "") or None
+        return JSONResponse(detail, status_code=200 if ready else 503)
+
+    async def metrics(request: Request) -> Response:
+        return Response(generate_latest(registry), media_type="text/plain; version=0.0.4; charset=utf-8")
+
+    return Starlette(
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)],
+    )
+
+
+class HttpServer:
+    """uvicorn in a background thread, stopped with the service."""
+
+    def __init__(self, app: Starlette, host: str, port: int) -> None:
+        self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
+        self.thread = threading.Thread(target=self.server.run, name="http", daemon=True)
+
+    def start(self) -> None:
+        self.thread.start()
+
+    @property
+    def port(self) -> int | None:
+        servers = getattr(self.server, "servers", None) or []
+        for server in servers:
+            for sock in server.sockets:
+                return int(sock.getsockname()[1])
+        return None
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=10)
