@@ -84,6 +84,8 @@ class Calendar(_Strict):
     moved: dict[str, str] = Field(default_factory=lambda: {"2026-12": "2027-03"})
     """A planned release month (YYYY-MM) → the month it moved to, or "skip"."""
     beta_lead_days: int = Field(default=45, ge=0)
+    effective_from: str | None = "2026-10-14"
+    """The calendar applies from this date (SEP-3398's acceptance); no projections before it."""
 
     @field_validator("months")
     @classmethod

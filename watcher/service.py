@@ -54,8 +54,10 @@ class Service:
     def poll_spec(self) -> None:
         from watcher.spec.watch import poll_spec
 
+        started = utcnow()
         summary = asyncio.run(_with_client(lambda client: poll_spec(self.loaded, self.store, client)))
-        log.info("spec poll: %s", summary.get("summary") or summary)
+        self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
+        log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
         self.deliver()
 
     def deliver(self) -> None:

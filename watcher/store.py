@@ -209,6 +209,25 @@ class Store:
     def versions_of(self, sdk: str) -> list[dict[str, Any]]:
         return list(self.db.query("select * from versions where sdk = ? order by first_seen, version", [sdk]))
 
+    def record_poll(
+        self, source: str, kind: str, started: datetime, ok: bool, error: str | None, **figures: int
+    ) -> None:
+        with self._lock:
+            self.db["polls"].insert(
+                {
+                    "source": source,
+                    "kind": kind,
+                    "started": iso(started),
+                    "finished": iso(utcnow()),
+                    "ok": int(ok),
+                    "error": error,
+                    "requests": figures.get("requests", 0),
+                    "bytes": figures.get("bytes", 0),
+                    "not_modified": figures.get("not_modified", 0),
+                    "new": figures.get("new", 0),
+                }
+            )
+
     # --- events and the outbox -----------------------------------------------------------------------
 
     def add_event(self, key: str, kind: str, payload: dict[str, Any]) -> bool:

@@ -1,0 +1,132 @@
+"""Slack text and Block Kit for spec changes and for operator alerts about the spec sources.
+
+Every change message says what changed with a "Before" and an "After"; the plain ``text`` carries the same
+facts (it is the notification text and the fallback where blocks are not shown).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+HEADER_LIMIT = 150
+TEXT_LIMIT = 3000
+FIELD_LIMIT = 2000
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    """Stable kebab-case id: new-deprecation, moved-to-removed, earliest-removal-changed, deprecation-gone,
+    new-rc, new-revision."""
+    subject: str
+    """The feature name, or the release tag."""
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    key: str
+    """The event key (stable across restarts)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "subject": self.subject, "before": self.before, "after": self.after, "key": self.key}
+
+
+def escape(text: str) -> str:
+    """Slack mrkdwn needs &, < and > escaped in text we did not write."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _cap(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def removal_summary(row: dict[str, Any] | None) -> str:
+    if row is None:
+        return "not listed"
+    state = "Removed" if row["state"] == "removed" else "Deprecated"
+    lines = [f"{state} (deprecated in {row['deprecated_in'] or '?'}, {row['sep'] or 'no SEP'})"]
+    written = row["earliest_removal_text"] or "(empty: policy applies)"
+    lines.append(f"Earliest removal: “{written}”")
+    if row["resolved"]:
+        projected = " (projected)" if row.get("earliest_removal_projected") else ""
+        lines.append(f"→ {row['earliest_removal']}{projected}, {row['days_left']} days left")
+    else:
+        lines.append(f"→ unresolved: {row['basis']}")
+    return "\n".join(lines)
+
+
+def revision_summary(revision: dict[str, Any] | None) -> str:
+    if revision is None:
+        return "none"
+    kind = "release candidate" if revision["prerelease"] else "revision"
+    return f"{kind} {revision['tag']} (published {revision['released']})"
+
+
+def _title(change: Change) -> str:
+    subject = change.subject
+    return {
+        "new-deprecation": f"Spec: {subject} is now Deprecated",
+        "moved-to-removed": f"Spec: {subject} moved to Removed",
+        "earliest-removal-changed": f"Spec: earliest removal of {subject} changed",
+        "deprecation-gone": f"Spec: {subject} is no longer listed (restored?)",
+        "new-rc": f"Spec: release candidate {subject} published",
+        "new-revision": f"Spec: revision {subject} released",
+    }.get(change.kind, f"Spec: {change.kind} ({subject})")
+
+
+def _lead(change: Change) -> str:
+    after = change.after or {}
+    subject = escape(change.subject)
+    if change.kind == "new-deprecation":
+        return (
+            f"*{subject}* was added to the spec's deprecated-features registry. "
+            f"Migration: {escape(after.get('migration') or 'none given')}."
+        )
+    if change.kind == "moved-to-removed":
+        return f"*{subject}* is now in the registry's Removed section."
+    if change.kind == "earliest-removal-changed":
+        return f"The earliest removal of *{subject}* changed. Basis now: {escape(after.get('basis', ''))}"
+    if change.kind == "deprecation-gone":
+        return (
+            f"*{subject}* is no longer in the Deprecated section and has no Removed entry: "
+            "restored to Active, or an editing mistake? Check the spec repo."
+        )
+    if change.kind == "new-rc":
+        return f"The spec repo published release candidate *{subject}* (revision {escape(after.get('revision', ''))})."
+    if change.kind == "new-revision":
+        return f"Spec revision *{subject}* was released and is now Current."
+    return f"{escape(change.kind)}: *{subject}*"
+
+
+def render_change(change: Change, source_url: str) -> tuple[str, list[dict[str, Any]]]:
+    if change.kind in ("new-rc", "new-revision"):
+        before, after = revision_summary(change.before), revision_summary(change.after)
+        before_label = "Current before" if change.kind == "new-revision" else "Current"
+    else:
+        before, after = removal_summary(change.before), removal_summary(change.after)
+        before_label = "Before"
+    title = _title(change)
+    lead = _lead(change)
+    text = f"{title}. {lead}\n{before_label}: {before}\nAfter: {after}"
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": _cap(title, HEADER_LIMIT)}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": _cap(lead, TEXT_LIMIT)}},
+        {
+            "type": "section",
+            "fields": [
+                {"type": "mrkdwn", "text": _cap(f"*{before_label}*\n{escape(before)}", FIELD_LIMIT)},
+                {"type": "mrkdwn", "text": _cap(f"*After*\n{escape(after)}", FIELD_LIMIT)},
+            ],
+        },
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": _cap(f"Source: <{source_url}>", TEXT_LIMIT)}]},
+    ]
+    return _cap(text, TEXT_LIMIT), blocks
+
+
+def render_operator(title: str, body: str, detail: str) -> tuple[str, list[dict[str, Any]]]:
+    text = f"{title}: {body}\n{detail}"
+    blocks: list[dict[str, Any]] = [
+        {"type": "header", "text": {"type": "plain_text", "text": _cap(title, HEADER_LIMIT)}},
+        {"type": "section", "text": {"type": "mrkdwn", "text": _cap(escape(body), TEXT_LIMIT)}},
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": _cap(escape(detail), TEXT_LIMIT)}]},
+    ]
+    return _cap(text, TEXT_LIMIT), blocks
