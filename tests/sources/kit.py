@@ -1,0 +1,93 @@
+"""Helpers for the source tests: sources pointed at the fake registry, and one-call fetches."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import httpx
+
+from tests.fakes.registry_server import FakeRegistry
+from watcher.config import HttpSettings, SdkSource
+from watcher.sources import ADAPTERS
+from watcher.sources.base import MemoryHttpCache, RegistryHttp, Release
+
+T = TypeVar("T")
+
+# registry → the fake server's folder that stands for its root (what a source's ``url:`` points at)
+ROOTS = {
+    "pypi": "pypi/simple",
+    "npm": "npm",
+    "nuget": "nuget/v3",
+    "goproxy": "goproxy",
+    "crates": "crates",
+    "maven": "maven",
+    "rubygems": "rubygems",
+    "packagist": "packagist",
+    "github": "github",
+}
+
+# one source per fixture package: (registry, package, root folder)
+FIXTURE_SOURCES = [
+    ("pypi", "mcp", "pypi/simple"),
+    ("pypi", "mcp", "pypi/crafted"),
+    ("npm", "@modelcontextprotocol/sdk", "npm"),
+    ("npm", "@modelcontextprotocol/server", "npm"),
+    ("npm", "@modelcontextprotocol/client", "npm"),
+    ("nuget", "ModelContextProtocol", "nuget/v3"),
+    ("nuget", "ModelContextProtocol.AspNetCore", "nuget/v3"),
+    ("nuget", "ModelContextProtocol.Core", "nuget/v3"),
+    ("goproxy", "github.com/modelcontextprotocol/go-sdk", "goproxy"),
+    ("goproxy", "github.com/modelcontextprotocol/registry", "goproxy"),
+    ("crates", "rmcp", "crates"),
+    ("crates", "rmcp-macros", "crates"),
+    ("maven", "io.modelcontextprotocol.sdk:mcp", "maven"),
+    ("maven", "io.modelcontextprotocol.sdk:mcp-spring-webflux", "maven"),
+    ("maven", "io.modelcontextprotocol:kotlin-sdk", "maven"),
+    ("rubygems", "mcp", "rubygems"),
+    ("packagist", "mcp/sdk", "packagist"),
+    ("packagist", "php-mcp/server", "packagist"),
+    ("github", "modelcontextprotocol/swift-sdk", "github"),
+    ("github", "modelcontextprotocol/modelcontextprotocol", "github"),
+    ("github", "modelcontextprotocol/go-sdk", "github"),
+]
+
+
+def source(registry: FakeRegistry, kind: str, package: str, folder: str | None = None) -> SdkSource:
+    name = "".join(c if c.isalnum() else "-" for c in f"{kind}-{package}").strip("-")
+    return SdkSource(name=name, registry=kind, package=package, url=registry.url(folder or ROOTS[kind]))
+
+
+def settings(*, retries: int = 0, backoff: float = 0.0, timeout: float = 5.0) -> HttpSettings:
+    return HttpSettings(retries=retries, backoff_seconds=backoff, timeout_seconds=timeout)
+
+
+def run_with_http(
+    body: Callable[[Callable[[], RegistryHttp]], Awaitable[T]],
+    http_settings: HttpSettings | None = None,
+    sleep: Callable[[float], Awaitable[None]] | None = None,
+) -> T:
+    """Run ``body(new_http)`` in a fresh event loop with one loopback-only httpx client."""
+
+    async def main() -> T:
+        async with httpx.AsyncClient(trust_env=False) as client:
+
+            def new_http() -> RegistryHttp:
+                extra: dict[str, Any] = {"sleep": sleep} if sleep is not None else {}
+                return RegistryHttp(client, MemoryHttpCache(), http_settings or settings(), **extra)
+
+            return await body(new_http)
+
+    return asyncio.run(main())
+
+
+def fetch(src: SdkSource, http_settings: HttpSettings | None = None) -> list[Release]:
+    async def body(new_http: Callable[[], RegistryHttp]) -> list[Release]:
+        return await ADAPTERS[src.registry](new_http(), src)
+
+    return run_with_http(body, http_settings)
+
+
+def by_version(releases: list[Release]) -> dict[str, Release]:
+    return {r.version: r for r in releases}

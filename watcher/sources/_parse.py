@@ -1,0 +1,106 @@
+"""Helpers the registry adapters share: typed parsing with clear errors, and building Releases."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from functools import lru_cache
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+
+from watcher import versions
+from watcher.config import SdkSource
+from watcher.sources.base import Fetched, RegistryHttp, Release, SourceError
+
+T = TypeVar("T")
+
+
+class Model(BaseModel):
+    """A registry document: unknown fields are allowed (registries add fields), wrong types are not."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True, frozen=True)
+
+
+def validate(schema: type[T], data: Any, url: str) -> T:
+    """Parse decoded JSON into ``schema``; a mismatch names the URL and the field."""
+    try:
+        return _adapter(schema).validate_python(data)
+    except ValidationError as exc:
+        raise SourceError(f"{url}: unexpected response: {describe(exc)}") from exc
+
+
+@lru_cache(maxsize=64)
+def _adapter(schema: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(schema)
+
+
+def parse_json(fetched: Fetched, schema: type[T]) -> T:
+    return validate(schema, fetched.json(), fetched.url)
+
+
+def describe(exc: ValidationError) -> str:
+    errors = exc.errors()
+    first = errors[0]
+    field = ".".join(str(part) for part in first["loc"]) or "(document)"
+    more = f" (and {len(errors) - 1} more problems)" if len(errors) > 1 else ""
+    return f"field {field}: {first['msg']}{more}"
+
+
+async def get(http: RegistryHttp, url: str, *, headers: dict[str, str] | None = None, **kwargs: Any) -> Fetched:
+    """``http.get`` for a document that must exist (a 404 is a SourceError like any other status).
+
+    Every request names the service (``http_client.user_agent``): crates.io and GitHub require a
+    User-Agent, and it is polite everywhere else.
+    """
+    fetched = await http.get(url, headers=with_user_agent(http, headers), **kwargs)
+    if fetched is None:
+        raise SourceError(f"{url}: HTTP 404 Not Found")
+    return fetched
+
+
+def with_user_agent(http: RegistryHttp, headers: dict[str, str] | None = None) -> dict[str, str]:
+    return {"User-Agent": http.settings.user_agent, **(headers or {})}
+
+
+def root(source: SdkSource, default_base: Callable[[], str]) -> str:
+    """The registry root for ``source`` without a trailing slash: its ``url:`` override, else the default."""
+    return (source.url or default_base()).rstrip("/")
+
+
+def utc(moment: datetime | None) -> datetime | None:
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def release(
+    registry: str,
+    version: str,
+    published: datetime | None,
+    *,
+    yanked: bool = False,
+    registry_flag: bool | None = None,
+    notes: Iterable[str | None] = (),
+) -> Release:
+    """A Release whose pre-release flag follows the ecosystem's rules (watcher.versions)."""
+    parsed = versions.parse(registry, version)
+    all_notes = [n for n in notes if n]
+    if not parsed.valid:
+        how = "taken from the registry's pre-release flag" if registry_flag is not None else "treated as a pre-release"
+        all_notes.append(f"{parsed.problem}; {how}")
+    return Release(
+        version=version,
+        published=utc(published),
+        prerelease=versions.is_prerelease(registry, version, registry_flag=registry_flag),
+        yanked=yanked,
+        note="; ".join(all_notes) or None,
+    )
+
+
+def ordered(registry: str, releases: Iterable[Release]) -> list[Release]:
+    """Drop versions the ecosystem ignores (Maven -SNAPSHOT, Composer branches); sort oldest version first."""
+    kept = [r for r in releases if not versions.is_ignored(registry, r.version)]
+    return sorted(kept, key=lambda r: versions.sort_key(registry, r.version))
