@@ -1,0 +1,98 @@
+"""Running the real service as a child process in tests: start, wait, stop by process group."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class ServiceProcess:
+    process: subprocess.Popen
+    port: int
+    log_path: Path
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def get(self, path: str) -> httpx.Response:
+        return httpx.get(self.base + path, timeout=5)
+
+    def wait_http(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"service exited with {self.process.returncode}:\n{self.log()}")
+            try:
+                if self.get("/healthz").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"service did not answer /healthz in {timeout} s:\n{self.log()}")
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def terminate(self, timeout: float = 30) -> int:
+        """SIGTERM, as an orchestrator would; returns the exit code."""
+        self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=timeout)
+
+    def kill_hard(self) -> None:
+        """kill -9 the service's whole process group (as a crash or OOM kill would)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.terminate(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.kill_hard()
+
+
+def start_service(config: Path, env: dict[str, str], log_path: Path, port: int | None = None) -> ServiceProcess:
+    port = port or free_port()
+    child_env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    child_env.update(env)
+    child_env["PYTHONPATH"] = str(ROOT)
+    log_file = log_path.open("ab")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "watcher.cli", "--config", str(config), "run", "--port", str(port)],
+        cwd=config.parent,
+        env=child_env,
+        stdout=log_file,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,  # its own process group: the test can kill it and everything it started
+    )
+    log_file.close()
+    return ServiceProcess(process, port, log_path)
+
+
+def wait_until(predicate, timeout: float = 30, interval: float = 0.1, message: str = "condition") -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout} s waiting for {message}")

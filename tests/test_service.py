@@ -1,0 +1,93 @@
+"""The long-running service as a real child process: scheduler, endpoints, notices, SIGTERM."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.github_server import FakeGitHub
+from tests.fakes.registry_server import FIXTURES, serve_registry
+from tests.fakes.slack_server import FakeSlack
+from tests.service_kit import start_service, wait_until
+from tests.spec.helpers import serve_spec, spec_config
+from tests.test_poll_flow import MCP_PAGE, trim_pypi_page
+
+pytestmark = pytest.mark.xdist_group("service")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[dict]:
+    root = tmp_path / "registry"
+    shutil.copytree(FIXTURES, root)
+    with (
+        serve_registry(root) as registry,
+        FakeGitHub() as gh,
+        FakeSlack(token="xoxb-service-test", channels=["#books-mcp"]) as slack,
+    ):
+        serve_spec(gh)
+        yield {"root": root, "registry": registry, "gh": gh, "slack": slack}
+
+
+def service_config(world: dict, write_config, poll_minutes: float = 0.02) -> Path:
+    registry, slack = world["registry"], world["slack"]
+    spec = spec_config(world["gh"], teams=[{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python"]}])
+    return write_config(
+        {
+            **spec,
+            "sdks": [{"name": "python", "registry": "pypi", "package": "mcp", "url": registry.url("pypi/simple")}],
+            "slack": {"api_url": slack.api_url, "retries": 1},
+            "schedule": {"poll_minutes": poll_minutes, "spec_poll_minutes": 60, "deliver_seconds": 0.5},
+            "http_client": {"timeout_seconds": 1, "retries": 0, "backoff_seconds": 0},
+        }
+    )
+
+
+def test_service_polls_notifies_serves_endpoints_and_stops_on_sigterm(world, write_config, tmp_path):
+    page = world["root"] / MCP_PAGE
+    full = page.read_text()
+    trim_pypi_page(page, "2.0.0rc1")
+    config = service_config(world, write_config)
+    service = start_service(config, {"SLACK_BOT_TOKEN": world["slack"].token}, tmp_path / "service.log")
+    try:
+        service.wait_http()
+        assert service.get("/healthz").json() == {"alive": True}
+        wait_until(lambda: service.get("/readyz").status_code == 200, message="/readyz ready after the first poll")
+        assert "baseline taken for python" in service.log()
+        assert world["slack"].messages == [], "the baseline is not news"
+
+        page.write_text(full)
+        trim_pypi_page(page, "2.0.0")  # 2.0.0rc1 appears
+        wait_until(lambda: len(world["slack"].messages) >= 1, message="the rc1 notice in Slack")
+        wait_until(lambda: "poll: 0 new" in service.log().split("1 new version")[-1], message="a later quiet poll")
+        keys = [m["metadata"]["event_payload"]["key"] for m in world["slack"].messages]
+        assert keys == ["release:python:2.0.0rc1:books"]
+
+        metrics = service.get("/metrics").text
+        assert 'mcp_watcher_polls_total{result="ok",source="python"}' in metrics
+        assert 'mcp_watcher_new_versions_total{sdk="python"} 1.0' in metrics
+        assert "mcp_watcher_outbox_depth 0.0" in metrics
+        assert world["slack"].token not in service.log()
+    finally:
+        code = service.terminate()
+    assert code == 0
+    assert "stopped cleanly" in service.log()
+
+
+def test_readyz_turns_unready_when_polls_fail_and_ready_again_after(world, write_config, tmp_path):
+    config = service_config(world, write_config, poll_minutes=0.01)  # 0.6 s: unready after 1.8 s of failures
+    service = start_service(config, {}, tmp_path / "service.log")
+    try:
+        service.wait_http()
+        wait_until(lambda: service.get("/readyz").status_code == 200, message="ready")
+        world["registry"].fail("/pypi/simple/mcp/", status=503)
+        wait_until(lambda: service.get("/readyz").status_code == 503, timeout=20, message="unready")
+        body = service.get("/readyz").json()
+        assert body["ready"] is False and "no successful poll since" in body["problems"][0]
+        assert 'mcp_watcher_polls_total{result="failed",source="python"}' in service.get("/metrics").text
+        world["registry"].clear_faults()
+        wait_until(lambda: service.get("/readyz").status_code == 200, timeout=20, message="ready again")
+    finally:
+        assert service.terminate() == 0
