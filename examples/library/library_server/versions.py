@@ -22,7 +22,7 @@ class BookV2(TypedDict):
 
 def _base() -> MCPServer:
     """A server with the parts that every version shares: a resource, a template, a prompt."""
-    server = MCPServer("library", version="1", instructions=INSTRUCTIONS)
+    server = MCPServer("library", instructions=INSTRUCTIONS)
 
     @server.resource("library://catalog", name="catalog", mime_type="application/json")
     def catalog() -> str:

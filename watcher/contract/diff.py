@@ -1,0 +1,294 @@
+"""Compare two snapshot directories and classify every change (phase two: the rules).
+
+Layouts: a single-era directory (tools.json, …, server.json) or a both-era one (legacy/ and
+modern/). Both-era against both-era compares era by era; a change found identically in both eras
+is reported once, with era "both". A single-era snapshot against the other era compares only what
+does not depend on the era (protocol versions and capabilities are negotiated per era).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from watcher.contract.normalize import (
+    ERRORS_FILE,
+    LISTS,
+    SERVER_FILE,
+    SNAPSHOT_FILES,
+    ListSpec,
+)
+from watcher.contract.rules import lists as list_rules
+from watcher.contract.rules.errors import compare_errors
+from watcher.contract.rules.prompts import compare_prompt
+from watcher.contract.rules.resources import compare_resource, pair_moved
+from watcher.contract.rules.server import compare_server
+from watcher.contract.rules.tools import check_added_tool, compare_tool
+from watcher.contract.schema_diff import canonical
+from watcher.contract.snapshot import ERAS
+
+LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
+ERA_ORDER = ("both", "legacy", "modern", None)
+
+
+class SnapshotError(Exception):
+    """Unusable input: a missing or malformed snapshot. The message names the path."""
+
+
+@dataclass
+class EraSnapshot:
+    path: Path
+    era: str | None
+    status: str
+    lists: dict[str, dict[str, dict[str, Any]] | None]
+    server: dict[str, Any] | None
+    errors: dict[str, Any] | None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def diff_snapshots(
+    baseline: Path,
+    candidate: Path,
+    baseline_label: str | None = None,
+    candidate_label: str | None = None,
+) -> dict:
+    """The report: {"baseline", "candidate", "changes": [...], "summary", "eras", "notes"}."""
+    base, base_layout = load_snapshot(Path(baseline))
+    cand, cand_layout = load_snapshot(Path(candidate))
+    notes: list[str] = []
+    per_era: dict[str | None, list[dict[str, Any]]] = {}
+    compared: list[str] = []
+    for era_tag, b, c, era_bound in _pair_eras(base, base_layout == "both", cand, cand_layout == "both", notes):
+        per_era[era_tag] = compare_era(b, c, era_bound, notes)
+        compared.append(era_tag or f"{b.era or 'unknown'} vs {c.era or 'unknown'}")
+    changes = _merge_eras(per_era)
+    changes.sort(key=_sort_key)
+    summary = {
+        "total": len(changes),
+        "breaksClients": sum(1 for c in changes if c["breaksClients"]),
+        "affectsModels": sum(1 for c in changes if c["affectsModels"]),
+    }
+    return {
+        "baseline": baseline_label if baseline_label is not None else str(baseline),
+        "candidate": candidate_label if candidate_label is not None else str(candidate),
+        "changes": changes,
+        "summary": summary,
+        "eras": compared,
+        "notes": notes,
+    }
+
+
+# -- loading ---------------------------------------------------------------------------------------
+
+
+def load_snapshot(path: Path) -> tuple[dict[str | None, EraSnapshot], str]:
+    """({era: snapshot}, layout "both" | "single"). A single-era directory has one entry, keyed by the
+    era its server.json names (None without server.json, e.g. a hand-made snapshot of lists only)."""
+    if not path.exists():
+        raise SnapshotError(f"{path}: no such snapshot directory")
+    if not path.is_dir():
+        raise SnapshotError(f"{path}: not a directory (a snapshot is a directory of JSON files)")
+    era_dirs = {era: path / era for era in ERAS if (path / era).is_dir()}
+    if era_dirs:
+        return {era: _load_era(era_dir, era) for era, era_dir in era_dirs.items()}, "both"
+    if not any((path / name).is_file() for name in SNAPSHOT_FILES):
+        raise SnapshotError(
+            f"{path}: not a snapshot directory (expected {', '.join(SNAPSHOT_FILES)} or legacy/ and modern/)"
+        )
+    single = _load_era(path, None)
+    return {single.era: single}, "single"
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SnapshotError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise SnapshotError(f"{path}: not UTF-8 text: {exc}") from exc
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SnapshotError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
+
+
+def _load_era(path: Path, expected_era: str | None) -> EraSnapshot:
+    server: dict[str, Any] | None = None
+    server_path = path / SERVER_FILE
+    if server_path.is_file():
+        loaded = _read_json(server_path)
+        if not isinstance(loaded, dict):
+            raise SnapshotError(f"{server_path}: expected a JSON object, found {type(loaded).__name__}")
+        server = loaded
+    era = server.get("era") if server else expected_era
+    if expected_era is not None and era != expected_era:
+        raise SnapshotError(f"{server_path}: field 'era' is {era!r}, but the directory is {expected_era!r}")
+    status = str(server.get("status", "ok")) if server else "ok"
+    if status.startswith("error"):
+        raise SnapshotError(f"{server_path}: field 'status': this era's snapshot failed ({status})")
+    lists: dict[str, dict[str, dict[str, Any]] | None] = {}
+    errors = None
+    if status == "ok":
+        for spec in LISTS:
+            lists[spec.name] = _load_list(path / spec.file, spec, required=server is not None)
+        errors_path = path / ERRORS_FILE
+        if errors_path.is_file():
+            errors = _read_json(errors_path)
+            if not isinstance(errors, dict):
+                raise SnapshotError(f"{errors_path}: expected a JSON object, found {type(errors).__name__}")
+    return EraSnapshot(path, era, status, lists, server, errors)
+
+
+def _load_list(path: Path, spec: ListSpec, required: bool) -> dict[str, dict[str, Any]] | None:
+    if not path.is_file():
+        if required:
+            raise SnapshotError(f"{path}: missing (server.json says this era was snapshotted)")
+        return None
+    entries = _read_json(path)
+    if not isinstance(entries, list):
+        raise SnapshotError(f"{path}: expected a JSON array of {spec.name}, found {type(entries).__name__}")
+    by_key: dict[str, dict[str, Any]] = {}
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, dict) or not isinstance(entry.get(spec.key), str):
+            raise SnapshotError(f"{path}: entry {index}: expected an object with a string field {spec.key!r}")
+        key = entry[spec.key]
+        if key in by_key:
+            raise SnapshotError(f"{path}: entry {index}: duplicate {spec.key} {key!r}")
+        by_key[key] = entry
+    return by_key
+
+
+# -- pairing eras ----------------------------------------------------------------------------------
+
+
+def _pair_eras(
+    base: dict[str | None, EraSnapshot],
+    both_base: bool,
+    cand: dict[str | None, EraSnapshot],
+    both_cand: bool,
+    notes: list[str],
+) -> list[tuple[str | None, EraSnapshot, EraSnapshot, bool]]:
+    if both_base and both_cand:
+        pairs = []
+        for era in ERAS:
+            if era in base and era in cand:
+                pairs.append((era, base[era], cand[era], True))
+            elif era in base or era in cand:
+                side = "candidate" if era in base else "baseline"
+                notes.append(f"{era} era: not in the {side} snapshot; not compared")
+        if not pairs:
+            raise SnapshotError("the two snapshots have no era in common")
+        return pairs
+    if both_base or both_cand:
+        multi, single = (base, cand) if both_base else (cand, base)
+        ((single_era, single_snap),) = single.items()
+        if single_era in multi:
+            chosen = single_era
+        else:
+            chosen = next((e for e in ("modern", "legacy") if e in multi and multi[e].ok), None) or next(iter(multi))
+            notes.append(
+                f"single-era snapshot ({single_era or 'era unknown'}) compared with the {chosen} era; "
+                "protocol versions and capabilities are era-specific and were not compared"
+            )
+        era_bound = single_era == chosen
+        b, c = (multi[chosen], single_snap) if both_base else (single_snap, multi[chosen])
+        return [(chosen if era_bound else None, b, c, era_bound)]
+    ((era_b, b),) = base.items()
+    ((era_c, c),) = cand.items()
+    if era_b == era_c:
+        return [(era_b, b, c, True)]
+    notes.append(
+        f"baseline era {era_b or 'unknown'} vs candidate era {era_c or 'unknown'}: protocol versions and "
+        "capabilities are era-specific and were not compared"
+    )
+    return [(None, b, c, False)]
+
+
+# -- comparing one era -----------------------------------------------------------------------------
+
+
+def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str]) -> list[dict[str, Any]]:
+    changes: list[dict[str, Any]] = []
+    if b.server is not None and c.server is not None:
+        changes.extend(compare_server(b.server, c.server, era_bound))
+    elif b.server is not None or c.server is not None:
+        notes.append("server.json is missing on one side; server fields were not compared")
+    if not (b.ok and c.ok):
+        return changes
+    for spec in LISTS:
+        before, after = b.lists.get(spec.name), c.lists.get(spec.name)
+        if before is None or after is None:
+            if before is not None or after is not None:
+                notes.append(f"{spec.file} is missing on one side; {spec.name} were not compared")
+            continue
+        changes.extend(compare_list(spec, before, after))
+    if b.errors is not None and c.errors is not None:
+        changes.extend(compare_errors(b.errors, c.errors, era_bound))
+    return changes
+
+
+def compare_list(
+    spec: ListSpec, before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    changes: list[dict[str, Any]] = []
+    removed = {k: v for k, v in before.items() if k not in after}
+    added = {k: v for k, v in after.items() if k not in before}
+    if spec.name in ("resources", "resource-templates"):
+        for old, new in pair_moved(spec.key, removed, added):
+            changes.extend(compare_resource(spec.name, old, new))
+    changes.extend(list_rules.check_entries(spec.name, removed, added))
+    if spec.name == "tools":
+        for key in sorted(added):
+            changes.extend(check_added_tool(added[key]))
+    for key in sorted(set(before) & set(after)):
+        old, new = before[key], after[key]
+        if canonical(old) == canonical(new):
+            continue
+        if spec.name == "tools":
+            changes.extend(compare_tool(old, new))
+        elif spec.name == "prompts":
+            changes.extend(compare_prompt(old, new))
+        else:
+            changes.extend(compare_resource(spec.name, old, new))
+    return changes
+
+
+def _merge_eras(per_era: dict[str | None, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """Tag each change with its era; one found identically in both eras is reported once as "both"."""
+    if set(per_era) != {"legacy", "modern"}:
+        return [({**c, "era": era} if era else dict(c)) for era, changes in per_era.items() for c in changes]
+    modern_left = Counter(canonical(c) for c in per_era["modern"])
+    merged = []
+    for change in per_era["legacy"]:
+        signature = canonical(change)
+        if modern_left[signature] > 0:
+            modern_left[signature] -= 1
+            merged.append({**change, "era": "both"})
+        else:
+            merged.append({**change, "era": "legacy"})
+    for change in per_era["modern"]:
+        signature = canonical(change)
+        if modern_left[signature] > 0:
+            modern_left[signature] -= 1
+            merged.append({**change, "era": "modern"})
+    return merged
+
+
+def _sort_key(change: dict[str, Any]) -> tuple[Any, ...]:
+    list_name = change.get("list")
+    return (
+        LIST_ORDER.index(list_name) if list_name in LIST_ORDER else len(LIST_ORDER),
+        str(change.get("name")),
+        ERA_ORDER.index(change.get("era")) if change.get("era") in ERA_ORDER else len(ERA_ORDER),
+        change.get("path") or "",
+        change.get("kind") or "",
+    )
+
+
+__all__ = ["EraSnapshot", "SnapshotError", "compare_era", "compare_list", "diff_snapshots", "load_snapshot"]

@@ -1,0 +1,217 @@
+"""Renderers for a diff report: json, markdown, junit, github (workflow annotations)."""
+
+from __future__ import annotations
+
+import json
+import re
+import xml.etree.ElementTree as ET
+from typing import Any
+
+FORMATS = ("json", "markdown", "junit", "github")
+LEVELS = ("clients", "models", "none")
+_CELL_LIMIT = 120
+
+
+def worst_level(report: dict) -> str:
+    """ "clients" if any change breaks clients, else "models" if any affects models, else "none"."""
+    changes = report.get("changes") or []
+    if any(c.get("breaksClients") for c in changes):
+        return "clients"
+    if any(c.get("affectsModels") for c in changes):
+        return "models"
+    return "none"
+
+
+def at_level(change: dict[str, Any], fail_on: str) -> bool:
+    """Whether one change is at or above the --fail-on level."""
+    if fail_on == "clients":
+        return bool(change.get("breaksClients"))
+    if fail_on == "models":
+        return bool(change.get("breaksClients") or change.get("affectsModels"))
+    return False
+
+
+def fails(report: dict, fail_on: str = "clients") -> bool:
+    if fail_on not in LEVELS:
+        raise ValueError(f"fail_on must be one of {', '.join(LEVELS)}, not {fail_on!r}")
+    return any(at_level(c, fail_on) for c in report.get("changes") or [])
+
+
+def render(report: dict, fmt: str, fail_on: str = "clients") -> str:
+    if fmt == "json":
+        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        return _markdown(report)
+    if fmt == "junit":
+        return _junit(report, fail_on)
+    if fmt == "github":
+        return _github(report, fail_on)
+    raise ValueError(f"format must be one of {', '.join(FORMATS)}, not {fmt!r}")
+
+
+# -- shared ----------------------------------------------------------------------------------------
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return ""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
+    text = " ".join(text.split())
+    return text if len(text) <= _CELL_LIMIT else text[: _CELL_LIMIT - 1] + "…"
+
+
+def _where(change: dict[str, Any]) -> str:
+    path = f" {change['path']}" if change.get("path") else ""
+    return f"{change.get('list')}/{change.get('name')}{path}"
+
+
+def _rule(change: dict[str, Any]) -> str:
+    return str(change.get("rule") or change.get("kind"))
+
+
+def _summary_line(report: dict) -> str:
+    changes = report.get("changes") or []
+    breaking = sum(1 for c in changes if c.get("breaksClients"))
+    models = sum(1 for c in changes if c.get("affectsModels"))
+    return f"{len(changes)} change(s): {breaking} break clients, {models} affect models"
+
+
+# -- markdown --------------------------------------------------------------------------------------
+
+
+def _code(text: str) -> str:
+    """An inline code span that survives backticks and pipes inside a table cell."""
+    if not text:
+        return ""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+
+
+def _markdown(report: dict) -> str:
+    changes = report.get("changes") or []
+    lines = [
+        f"## Contract diff: {_code(str(report.get('baseline')))} → {_code(str(report.get('candidate')))}",
+        "",
+        f"**{_summary_line(report)}.**",
+        "",
+    ]
+    groups = (
+        ("Breaks clients", [c for c in changes if c.get("breaksClients")]),
+        ("Affects models", [c for c in changes if not c.get("breaksClients") and c.get("affectsModels")]),
+        ("Other changes", [c for c in changes if not c.get("breaksClients") and not c.get("affectsModels")]),
+    )
+    for title, group in groups:
+        if not group:
+            continue
+        lines += [
+            f"### {title} ({len(group)})",
+            "",
+            "| Era | List | Name | Path | Change | Before | After |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in group:
+            change = _code(_rule(c)) + (f" — {_value(c['hint'])}".replace("|", "\\|") if c.get("hint") else "")
+            cells = [
+                c.get("era") or "",
+                str(c.get("list")),
+                _code(str(c.get("name"))),
+                _code(c.get("path") or ""),
+                change,
+                _code(_value(c.get("before"))),
+                _code(_value(c.get("after"))),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    if not changes:
+        lines += ["No contract changes.", ""]
+    notes = report.get("notes") or []
+    if notes:
+        lines += ["Notes:", ""] + [f"- {note}" for note in notes] + [""]
+    return "\n".join(lines)
+
+
+# -- junit -----------------------------------------------------------------------------------------
+
+
+def _junit(report: dict, fail_on: str) -> str:
+    changes = report.get("changes") or []
+    failures = sum(1 for c in changes if at_level(c, fail_on))
+    tests = max(len(changes), 1)
+    root = ET.Element("testsuites", name="mcp-watcher contract diff", tests=str(tests), failures=str(failures))
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=f"contract {report.get('baseline')} -> {report.get('candidate')}",
+        tests=str(tests),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+    )
+    for c in changes:
+        era = f" [{c['era']}]" if c.get("era") else ""
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=f"contract.{c.get('list')}",
+            name=f"{c.get('name')} {c.get('path') or ''} {_rule(c)}{era}".replace("  ", " "),
+        )
+        detail = _detail(c)
+        if at_level(c, fail_on):
+            failure = ET.SubElement(case, "failure", type=_rule(c), message=_message(c))
+            failure.text = detail
+        else:
+            ET.SubElement(case, "system-out").text = detail
+    if not changes:
+        ET.SubElement(suite, "testcase", classname="contract", name="no contract changes")
+    ET.indent(root)
+    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _message(c: dict[str, Any]) -> str:
+    effects = [
+        label
+        for flag, label in ((c.get("breaksClients"), "breaks clients"), (c.get("affectsModels"), "affects models"))
+        if flag
+    ]
+    return f"{_rule(c)} at {_where(c)}" + (f" ({', '.join(effects)})" if effects else "")
+
+
+def _detail(c: dict[str, Any]) -> str:
+    lines = [_message(c)]
+    if c.get("before") is not None or c.get("after") is not None:
+        lines.append(f"before: {_value(c.get('before'))}")
+        lines.append(f"after: {_value(c.get('after'))}")
+    if c.get("hint"):
+        lines.append(f"hint: {c['hint']}")
+    if c.get("era"):
+        lines.append(f"era: {c['era']}")
+    return "\n".join(lines)
+
+
+# -- github ----------------------------------------------------------------------------------------
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _github(report: dict, fail_on: str) -> str:
+    lines = []
+    for c in report.get("changes") or []:
+        if at_level(c, fail_on):
+            level = "error"
+        elif c.get("breaksClients") or c.get("affectsModels"):
+            level = "warning"
+        else:
+            level = "notice"
+        title = _escape_property(f"MCP contract: {_rule(c)} ({c.get('list')}/{c.get('name')})")
+        lines.append(f"::{level} title={title}::{_escape_data(_detail(c))}")
+    summary = f"{_summary_line(report)} ({report.get('baseline')} → {report.get('candidate')})"
+    lines.append(f"::notice title={_escape_property('MCP contract diff')}::{_escape_data(summary)}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,35 @@
+"""`python -m watcher.contract.rules --markdown`: print the rules table (watcher/contract/RULES.md)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from watcher.contract.rules import RULES, markdown_table
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m watcher.contract.rules", description=__doc__)
+    parser.add_argument("--markdown", action="store_true", help="print the Markdown table (default: JSON)")
+    args = parser.parse_args(argv)
+    if args.markdown:
+        print(markdown_table(), end="")
+    else:
+        rows = [
+            {
+                "id": r.id,
+                "family": r.family,
+                "kind": r.reported_kind,
+                "doc": r.doc,
+                "breaksClients": r.breaks_clients,
+                "affectsModels": r.affects_models,
+                "gray": r.gray,
+            }
+            for r in RULES.values()
+        ]
+        print(json.dumps(rows, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,632 @@
+"""Structural diff of two JSON Schema (2020-12) documents, with JSON paths.
+
+Phase one of classification: this module knows JSON Schema, not MCP. It walks both trees at once,
+resolving local `$ref`s (pydantic's `$defs`), splitting unions (`anyOf` / `oneOf`, `type` lists,
+nullable `X | null`) into variants keyed by type, and emits direction-aware facts ("the accepted
+values narrowed here"). The rules (`watcher.contract.rules`) turn facts into named changes, with
+the meaning depending on whether the schema describes input or output.
+
+Not changes: key order, `title` (generators add it to every node), `$schema` / `$id`, the place a
+subschema lives (`$defs` vs inline), the order of `required`, `enum` or union members.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+ANNOTATIONS = frozenset(
+    {
+        "description",
+        "default",
+        "examples",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "$comment",
+        "contentMediaType",
+        "contentEncoding",
+        "contentSchema",
+    }
+)
+IGNORED = frozenset(
+    {"title", "$schema", "$id", "$anchor", "$dynamicAnchor", "$defs", "definitions", "$vocabulary", "discriminator"}
+)
+UPPER_BOUNDS = frozenset({"maximum", "exclusiveMaximum", "maxLength", "maxItems", "maxProperties", "maxContains"})
+LOWER_BOUNDS = frozenset({"minimum", "exclusiveMinimum", "minLength", "minItems", "minProperties", "minContains"})
+STRICT_WHEN_PRESENT = frozenset({"pattern", "format"})
+HANDLED = (
+    frozenset(
+        {
+            "type",
+            "enum",
+            "const",
+            "properties",
+            "required",
+            "additionalProperties",
+            "unevaluatedProperties",
+            "items",
+            "prefixItems",
+            "anyOf",
+            "oneOf",
+            "multipleOf",
+            "uniqueItems",
+        }
+    )
+    | UPPER_BOUNDS
+    | LOWER_BOUNDS
+    | STRICT_WHEN_PRESENT
+)
+TYPE_KEYWORDS: dict[str, frozenset[str]] = {
+    "string": frozenset({"minLength", "maxLength", "pattern", "format", "contentMediaType", "contentEncoding"}),
+    "number": frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf"}),
+    "array": frozenset(
+        {
+            "items",
+            "prefixItems",
+            "minItems",
+            "maxItems",
+            "uniqueItems",
+            "contains",
+            "minContains",
+            "maxContains",
+            "unevaluatedItems",
+        }
+    ),
+    "object": frozenset(
+        {
+            "properties",
+            "required",
+            "additionalProperties",
+            "patternProperties",
+            "propertyNames",
+            "minProperties",
+            "maxProperties",
+            "dependentRequired",
+            "dependentSchemas",
+            "unevaluatedProperties",
+        }
+    ),
+}
+TYPE_KEYWORDS["integer"] = TYPE_KEYWORDS["number"]
+_ALL_TYPE_KEYWORDS = frozenset().union(*TYPE_KEYWORDS.values())
+_PLAIN_SEGMENT = re.compile(r"[A-Za-z0-9_$@-]+")
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One structural difference.
+
+    kind: property_added | property_removed | required_added | became_required | became_optional |
+          type | enum | constraint | annotation
+    direction (type / enum / constraint): narrowed (accepts fewer values) | widened | changed (neither or both)
+    """
+
+    kind: str
+    path: str
+    before: Any = None
+    after: Any = None
+    direction: str | None = None
+    keyword: str | None = None
+    names: tuple[str, ...] = ()
+
+
+@dataclass(slots=True)
+class _Doc:
+    """One side's schema document: the root that local `$ref`s point into."""
+
+    root: Any
+
+    def lookup(self, ref: str) -> Any:
+        if not ref.startswith("#"):
+            return None
+        node = self.root
+        for raw in ref[1:].split("/")[1:] if ref != "#" else []:
+            part = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and part in node:
+                node = node[part]
+            elif isinstance(node, list) and part.isdigit() and int(part) < len(node):
+                node = node[int(part)]
+            else:
+                return None
+        return node
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON equality (Python's `==` would take `true` for `1`)."""
+    return canonical(a) == canonical(b)
+
+
+def canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def strip_titles(node: Any) -> Any:
+    """A copy without generator noise, for showing a subschema in a report."""
+    if isinstance(node, dict):
+        return {k: strip_titles(v) for k, v in node.items() if k not in IGNORED or k in ("$defs", "definitions")}
+    if isinstance(node, list):
+        return [strip_titles(v) for v in node]
+    return node
+
+
+def segment(name: str) -> str:
+    return name if _PLAIN_SEGMENT.fullmatch(name) else f"[{json.dumps(name, ensure_ascii=False)}]"
+
+
+def _join(path: str, part: str) -> str:
+    if not path:
+        return part
+    return f"{path}{part}" if part.startswith("[") else f"{path}.{part}"
+
+
+def diff_schemas(before: Any, after: Any) -> list[Fact]:
+    """Facts that turn schema `before` into `after` (both complete documents, `$defs` included)."""
+    if json_equal(before, after):
+        return []
+    walker = _Walker(_Doc(before), _Doc(after))
+    walker.node(before, after, "", (), ())
+    return walker.facts
+
+
+class _Walker:
+    def __init__(self, doc_a: _Doc, doc_b: _Doc) -> None:
+        self.a = doc_a
+        self.b = doc_b
+        self.facts: list[Fact] = []
+
+    # -- resolution ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _resolve(doc: _Doc, node: Any, stack: tuple[str, ...]) -> tuple[Any, tuple[str, ...]]:
+        """Inline local `$ref`s (siblings override the target) and single-member `allOf`."""
+        for _ in range(64):
+            if not isinstance(node, dict):
+                return node, stack
+            ref = node.get("$ref")
+            if isinstance(ref, str):
+                if ref in stack:
+                    # A recursive schema: compare the reference itself, not an endless unrolling.
+                    return {"$recursiveRef": ref}, stack
+                target = doc.lookup(ref)
+                if target is None:
+                    return node, stack
+                siblings = {k: v for k, v in node.items() if k != "$ref"}
+                node = {**target, **siblings} if isinstance(target, dict) else target
+                stack = (*stack, ref)
+                continue
+            all_of = node.get("allOf")
+            if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict):
+                rest = {k: v for k, v in node.items() if k != "allOf"}
+                member, stack = _Walker._resolve(doc, all_of[0], stack)
+                node = {**member, **rest} if isinstance(member, dict) else member
+                continue
+            return node, stack
+        return node, stack
+
+    # -- variants --------------------------------------------------------------------------------
+
+    def _variants(
+        self, doc: _Doc, node: Any, stack: tuple[str, ...]
+    ) -> tuple[str | None, dict[str, tuple[Any, tuple[str, ...]]]]:
+        """Split a resolved node into {type key: (variant schema, ref stack)}, and name the union keyword."""
+        if not isinstance(node, dict):
+            return None, {_bool_key(node): ({} if node is True else node, stack)}
+        union_kw = (
+            "anyOf" if isinstance(node.get("anyOf"), list) else "oneOf" if isinstance(node.get("oneOf"), list) else None
+        )
+        if union_kw:
+            shared = {k: v for k, v in node.items() if k not in ANNOTATIONS and k not in IGNORED and k != union_kw}
+            raw_members: list[tuple[Any, tuple[str, ...], str | None]] = []
+            for member in node[union_kw]:
+                ref_name = member.get("$ref", "").rsplit("/", 1)[-1] if isinstance(member, dict) else None
+                resolved, member_stack = self._resolve(doc, member, stack)
+                if isinstance(resolved, dict) and shared:
+                    resolved = {**shared, **resolved}
+                # A member that is itself a union contributes its own variants.
+                _, inner = self._variants(doc, resolved, member_stack) if _is_union(resolved) else (None, {})
+                if inner:
+                    raw_members.extend((v, s, None) for v, s in inner.values())
+                else:
+                    raw_members.append((resolved, member_stack, ref_name or None))
+            return union_kw, _keyed(raw_members, in_union=True)
+        types = node.get("type")
+        if isinstance(types, list) and len(types) != 1:
+            split = [(_type_slice(node, t), stack, None) for t in types if isinstance(t, str)]
+            return "type", _keyed(split, in_union=True)
+        if isinstance(types, list):
+            node = {**node, "type": types[0]}
+        # Annotations of a plain node were compared by the caller, at the node's own path.
+        variant = {k: v for k, v in node.items() if k not in ANNOTATIONS and not k.startswith("x-")}
+        return None, {_key(variant, in_union=False): (variant, stack)}
+
+    # -- walking ---------------------------------------------------------------------------------
+
+    def emit(self, fact: Fact) -> None:
+        self.facts.append(fact)
+
+    def node(self, a: Any, b: Any, path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]) -> None:
+        a, stack_a = self._resolve(self.a, a, stack_a)
+        b, stack_b = self._resolve(self.b, b, stack_b)
+        if a is b and not stack_a and not stack_b:
+            return
+        self._annotations(a if isinstance(a, dict) else {}, b if isinstance(b, dict) else {}, path)
+        kw_a, va = self._variants(self.a, a, stack_a)
+        kw_b, vb = self._variants(self.b, b, stack_b)
+        if len(va) == 1 and len(vb) == 1 and kw_a is None and kw_b is None:
+            (ka, (xa, sa)), (kb, (xb, sb)) = next(iter(va.items())), next(iter(vb.items()))
+            if ka == kb:
+                self.variant(xa, xb, path, sa, sb)
+                return
+            direction = _type_direction(ka, kb)
+            self.emit(Fact("type", _join(path, "type"), ka, kb, direction, "type"))
+            if {ka, kb} == {"integer", "number"}:
+                self.variant(xa, xb, path, sa, sb)
+            return
+        union_kw = kw_b or kw_a or "anyOf"
+        added = [k for k in vb if k not in va]
+        removed = [k for k in va if k not in vb]
+        # integer → number inside a union is a widening of one member, not a removal plus an addition.
+        for k_old, k_new in (("integer", "number"), ("number", "integer")):
+            if k_old in removed and k_new in added:
+                removed.remove(k_old)
+                added.remove(k_new)
+                direction = "widened" if k_new == "number" else "narrowed"
+                member_path = _join(path, f"{union_kw}[{k_old}]")
+                self.emit(Fact("type", _join(member_path, "type"), k_old, k_new, direction, "type"))
+                self.variant(va[k_old][0], vb[k_new][0], member_path, va[k_old][1], vb[k_new][1])
+        for key in va:
+            if key in vb:
+                member_path = _join(path, f"{union_kw}[{key}]")
+                self.variant(va[key][0], vb[key][0], member_path, va[key][1], vb[key][1])
+        before_keys = sorted(va)
+        after_keys = sorted(vb)
+        for direction, keys in (("widened", added), ("narrowed", removed)):
+            if not keys:
+                continue
+            enum_like = all(k.startswith("const:") for k in keys)
+            if enum_like:
+                self.emit(
+                    Fact("enum", _join(path, union_kw), before_keys, after_keys, direction, union_kw, tuple(keys))
+                )
+            elif "any" in keys and direction == "widened":
+                self.emit(Fact("type", _join(path, union_kw), before_keys, after_keys, "widened", union_kw))
+            else:
+                self.emit(
+                    Fact("type", _join(path, union_kw), before_keys, after_keys, direction, union_kw, tuple(keys))
+                )
+
+    def _annotations(self, a: dict[str, Any], b: dict[str, Any], path: str) -> None:
+        for key in sorted(set(a) | set(b)):
+            if key in ANNOTATIONS or key.startswith("x-"):
+                before, after = a.get(key), b.get(key)
+                if not json_equal(before, after):
+                    self.emit(Fact("annotation", _join(path, key), before, after, keyword=key))
+
+    def variant(self, a: Any, b: Any, path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]) -> None:
+        """Compare two variants of the same type key."""
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            if not json_equal(a, b):
+                self.emit(Fact("type", _join(path, "type"), _bool_key(a), _bool_key(b), "changed", "type"))
+            return
+        # Union members carry their own annotations; single-variant nodes had theirs compared already.
+        self._annotations(a, b, path)
+        self._enum(a, b, path)
+        for key in sorted((set(a) | set(b)) & (UPPER_BOUNDS | LOWER_BOUNDS)):
+            self._bound(key, a.get(key), b.get(key), path)
+        for key in sorted((set(a) | set(b)) & STRICT_WHEN_PRESENT):
+            before, after = a.get(key), b.get(key)
+            if not json_equal(before, after):
+                direction = "widened" if after is None else "narrowed"
+                self.emit(Fact("constraint", _join(path, key), before, after, direction, key))
+        self._multiple_of(a.get("multipleOf"), b.get("multipleOf"), path)
+        if bool(a.get("uniqueItems")) != bool(b.get("uniqueItems")):
+            direction = "narrowed" if b.get("uniqueItems") else "widened"
+            self.emit(
+                Fact(
+                    "constraint",
+                    _join(path, "uniqueItems"),
+                    a.get("uniqueItems"),
+                    b.get("uniqueItems"),
+                    direction,
+                    "uniqueItems",
+                )
+            )
+        self._properties(a, b, path, stack_a, stack_b)
+        for key in ("additionalProperties", "unevaluatedProperties"):
+            self._open_schema(key, a.get(key, True), b.get(key, True), path, stack_a, stack_b)
+        self._items(a, b, path, stack_a, stack_b)
+        for key in sorted(set(a) | set(b)):
+            if key in HANDLED or key in ANNOTATIONS or key in IGNORED or key.startswith("x-"):
+                continue
+            before, after = a.get(key), b.get(key)
+            if not json_equal(strip_titles(before), strip_titles(after)):
+                self.emit(
+                    Fact("constraint", _join(path, key), strip_titles(before), strip_titles(after), "changed", key)
+                )
+
+    def _enum(self, a: dict[str, Any], b: dict[str, Any], path: str) -> None:
+        values_a = _enum_values(a)
+        values_b = _enum_values(b)
+        if values_a is None and values_b is None:
+            return
+        keyword = "enum" if "enum" in a or "enum" in b else "const"
+        where = _join(path, keyword)
+        shown_a = a.get(keyword) if keyword in a else values_a
+        shown_b = b.get(keyword) if keyword in b else values_b
+        if values_a is None:
+            self.emit(Fact("enum", where, None, shown_b, "narrowed", keyword))
+            return
+        if values_b is None:
+            self.emit(Fact("enum", where, shown_a, None, "widened", keyword))
+            return
+        set_a = {canonical(v): v for v in values_a}
+        set_b = {canonical(v): v for v in values_b}
+        removed = tuple(canonical(set_a[k]) for k in set_a if k not in set_b)
+        added = tuple(canonical(set_b[k]) for k in set_b if k not in set_a)
+        if keyword == "const" and removed and added:
+            self.emit(Fact("enum", where, shown_a, shown_b, "changed", keyword))
+            return
+        if removed:
+            self.emit(Fact("enum", where, shown_a, shown_b, "narrowed", keyword, removed))
+        if added:
+            self.emit(Fact("enum", where, shown_a, shown_b, "widened", keyword, added))
+
+    def _bound(self, key: str, before: Any, after: Any, path: str) -> None:
+        if json_equal(before, after):
+            return
+        where = _join(path, key)
+        if before is None:
+            direction = "narrowed"
+        elif after is None:
+            direction = "widened"
+        elif _is_number(before) and _is_number(after):
+            tighter = after < before if key in UPPER_BOUNDS else after > before
+            direction = "narrowed" if tighter else "widened"
+        else:
+            direction = "changed"
+        self.emit(Fact("constraint", where, before, after, direction, key))
+
+    def _multiple_of(self, before: Any, after: Any, path: str) -> None:
+        if json_equal(before, after):
+            return
+        if before is None:
+            direction = "narrowed"
+        elif after is None:
+            direction = "widened"
+        elif _is_number(before) and _is_number(after) and before and after and (after / before).is_integer():
+            direction = "narrowed"
+        elif _is_number(before) and _is_number(after) and before and after and (before / after).is_integer():
+            direction = "widened"
+        else:
+            direction = "changed"
+        self.emit(Fact("constraint", _join(path, "multipleOf"), before, after, direction, "multipleOf"))
+
+    def _properties(
+        self, a: dict[str, Any], b: dict[str, Any], path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]
+    ) -> None:
+        props_a = a.get("properties") if isinstance(a.get("properties"), dict) else {}
+        props_b = b.get("properties") if isinstance(b.get("properties"), dict) else {}
+        req_a = [r for r in a.get("required", []) if isinstance(r, str)] if isinstance(a.get("required"), list) else []
+        req_b = [r for r in b.get("required", []) if isinstance(r, str)] if isinstance(b.get("required"), list) else []
+        if not (props_a or props_b or req_a or req_b):
+            return
+        names_a = set(props_a) | set(req_a)
+        names_b = set(props_b) | set(req_b)
+        set_req_a, set_req_b = set(req_a), set(req_b)
+        required_path = _join(path, "required")
+        new_required = sorted(n for n in names_b - names_a if n in set_req_b)
+        if new_required:
+            self.emit(Fact("required_added", required_path, req_a, req_b, names=tuple(new_required)))
+        for name in sorted(names_b - names_a):
+            schema = strip_titles(props_b.get(name, {}))
+            detail = "required" if name in set_req_b else "optional"
+            self.emit(
+                Fact(
+                    "property_added",
+                    _join(_join(path, "properties"), segment(name)),
+                    None,
+                    schema,
+                    keyword=detail,
+                    names=(name,),
+                )
+            )
+        for name in sorted(names_a - names_b):
+            schema = strip_titles(props_a.get(name, {}))
+            detail = "required" if name in set_req_a else "optional"
+            self.emit(
+                Fact(
+                    "property_removed",
+                    _join(_join(path, "properties"), segment(name)),
+                    schema,
+                    None,
+                    keyword=detail,
+                    names=(name,),
+                )
+            )
+        common = names_a & names_b
+        became_required = sorted(n for n in common if n in set_req_b and n not in set_req_a)
+        became_optional = sorted(n for n in common if n in set_req_a and n not in set_req_b)
+        if became_required:
+            self.emit(Fact("became_required", required_path, req_a, req_b, names=tuple(became_required)))
+        if became_optional:
+            self.emit(Fact("became_optional", required_path, req_a, req_b, names=tuple(became_optional)))
+        for name in sorted(common):
+            if name in props_a or name in props_b:
+                self.node(
+                    props_a.get(name, True),
+                    props_b.get(name, True),
+                    _join(_join(path, "properties"), segment(name)),
+                    stack_a,
+                    stack_b,
+                )
+
+    def _open_schema(
+        self, key: str, a: Any, b: Any, path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]
+    ) -> None:
+        """additionalProperties / unevaluatedProperties: absent means `true`."""
+        where = _join(path, key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            self.node(a, b, where, stack_a, stack_b)
+            return
+        if json_equal(a, b):
+            return
+        if a is True or b is False:
+            direction = "narrowed"
+        elif a is False or b is True:
+            direction = "widened"
+        else:
+            direction = "changed"
+        self.emit(Fact("constraint", where, strip_titles(a), strip_titles(b), direction, key))
+
+    def _items(
+        self, a: dict[str, Any], b: dict[str, Any], path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]
+    ) -> None:
+        items_a, items_b = a.get("items"), b.get("items")
+        if items_a is not None or items_b is not None:
+            if items_a is None or items_b is None:
+                direction = "narrowed" if items_a is None else "widened"
+                self.emit(
+                    Fact(
+                        "constraint",
+                        _join(path, "items"),
+                        strip_titles(items_a),
+                        strip_titles(items_b),
+                        direction,
+                        "items",
+                    )
+                )
+            else:
+                self.node(items_a, items_b, _join(path, "items"), stack_a, stack_b)
+        prefix_a, prefix_b = a.get("prefixItems") or [], b.get("prefixItems") or []
+        if isinstance(prefix_a, list) and isinstance(prefix_b, list):
+            for index in range(min(len(prefix_a), len(prefix_b))):
+                self.node(prefix_a[index], prefix_b[index], _join(path, f"prefixItems[{index}]"), stack_a, stack_b)
+            if len(prefix_a) != len(prefix_b):
+                self.emit(
+                    Fact(
+                        "constraint", _join(path, "prefixItems"), len(prefix_a), len(prefix_b), "changed", "prefixItems"
+                    )
+                )
+
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+def _is_union(node: Any) -> bool:
+    return isinstance(node, dict) and (
+        isinstance(node.get("anyOf"), list)
+        or isinstance(node.get("oneOf"), list)
+        or (isinstance(node.get("type"), list) and len(node["type"]) != 1)
+    )
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _bool_key(node: Any) -> str:
+    if node is True or node == {}:
+        return "any"
+    if node is False:
+        return "never"
+    return _key(node, in_union=False) if isinstance(node, dict) else "any"
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+def _key(node: dict[str, Any], in_union: bool) -> str:
+    """The type key a variant is matched by across versions."""
+    if "$recursiveRef" in node:
+        return f"ref:{node['$recursiveRef']}"
+    if in_union and "const" in node:
+        return "const:" + canonical(node["const"])
+    declared = node.get("type")
+    if isinstance(declared, str):
+        return declared
+    if any(k in node for k in TYPE_KEYWORDS["object"]):
+        return "object"
+    if any(k in node for k in TYPE_KEYWORDS["array"]):
+        return "array"
+    values = _enum_values(node)
+    if values:
+        kinds = {_json_type(v) for v in values}
+        if len(kinds) == 1:
+            return kinds.pop()
+    return "any"
+
+
+def _keyed(
+    members: list[tuple[Any, tuple[str, ...], str | None]], in_union: bool
+) -> dict[str, tuple[Any, tuple[str, ...]]]:
+    """Key union members by type; members sharing a type are told apart by `$ref` name, then title."""
+    base = [(_bool_key(m) if not isinstance(m, dict) else _key(m, in_union)) for m, _, _ in members]
+    out: dict[str, tuple[Any, tuple[str, ...]]] = {}
+    for (member, stack, ref_name), key in zip(members, base, strict=True):
+        if base.count(key) > 1:
+            label = ref_name or (member.get("title") if isinstance(member, dict) else None)
+            key = f"{key}:{label}" if label else key
+        unique, n = key, 2
+        while unique in out:
+            unique, n = f"{key}#{n}", n + 1
+        variant = {k: v for k, v in member.items() if k not in IGNORED} if isinstance(member, dict) else member
+        out[unique] = (variant, stack)
+    return out
+
+
+def _type_slice(node: dict[str, Any], type_name: str) -> dict[str, Any]:
+    """The part of a `type: [a, b]` node that applies to one of its types."""
+    own = TYPE_KEYWORDS.get(type_name, frozenset())
+    sliced: dict[str, Any] = {"type": type_name}
+    for key, value in node.items():
+        if key in ("type",) or key in ANNOTATIONS or key in IGNORED:
+            continue
+        if key in _ALL_TYPE_KEYWORDS and key not in own:
+            continue
+        if key == "enum" and isinstance(value, list):
+            matching = [
+                v for v in value if _json_type(v) == type_name or (type_name == "number" and _json_type(v) == "integer")
+            ]
+            if matching:
+                sliced["enum"] = matching
+            continue
+        sliced[key] = value
+    return sliced
+
+
+def _enum_values(node: dict[str, Any]) -> list[Any] | None:
+    if isinstance(node.get("enum"), list):
+        return node["enum"]
+    if "const" in node:
+        return [node["const"]]
+    return None
+
+
+def _type_direction(before: str, after: str) -> str:
+    if before == after:
+        return "changed"
+    if before == "any" or after == "never":
+        return "narrowed"
+    if after == "any" or before == "never":
+        return "widened"
+    if (before, after) == ("integer", "number"):
+        return "widened"
+    if (before, after) == ("number", "integer"):
+        return "narrowed"
+    return "changed"

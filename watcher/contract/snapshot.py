@@ -1,0 +1,459 @@
+"""Take a contract snapshot of a running MCP server with the `mcp` client (stdio or streamable HTTP).
+
+One era per connection: `legacy` does the initialize handshake, `modern` calls server/discover
+and speaks 2026-07-28 per request. A server that refuses an era gets a recorded
+"unsupported: <reason>" for it; a server that cannot be reached or hangs gets "error: <reason>".
+Neither raises. Lists are fetched raw (the client's x-mcp-header filter must not hide a tool from
+the snapshot), every page, and re-fetched from the start when they change mid-way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import tempfile
+from collections.abc import Iterator
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+from mcp_types.version import LATEST_MODERN_VERSION
+from pydantic import TypeAdapter, ValidationError
+
+from watcher.contract.normalize import (
+    ERRORS_FILE,
+    LISTS,
+    MANIFEST_FILE,
+    SERVER_FILE,
+    SNAPSHOT_FILES,
+    ListSpec,
+    entry_key,
+    normalize_entries,
+    split_capabilities,
+    write_json,
+)
+
+ERAS = ("legacy", "modern")
+ERA_CHOICES = ("legacy", "modern", "both")
+FORMAT_VERSION = 1
+PROBE_TOOL = "mcp-watcher-probe-unknown-tool"
+PROBE_RESOURCE = "mcp-watcher-probe:///unknown-resource"
+PROBE_PROTOCOL_VERSION = "1900-01-01"
+MAX_PAGES = 1000
+MAX_WALKS = 6
+_RAW = TypeAdapter(dict[str, Any])
+_TRANSPORT_FAILURES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})
+_LIST_REQUESTS: dict[str, type[Any]] = {
+    "tools": types.ListToolsRequest,
+    "resources": types.ListResourcesRequest,
+    "resource-templates": types.ListResourceTemplatesRequest,
+    "prompts": types.ListPromptsRequest,
+}
+_CHANGE_NOTIFICATIONS = {
+    "notifications/tools/list_changed": ("tools",),
+    "notifications/resources/list_changed": ("resources", "resource-templates"),
+    "notifications/prompts/list_changed": ("prompts",),
+}
+
+
+@dataclass
+class SnapshotTarget:
+    url: str | None = None
+    """Streamable HTTP endpoint."""
+    command: list[str] | None = None
+    """Stdio server command."""
+    env: dict[str, str] | None = None
+    """Environment for the stdio child (already scrubbed by the caller; None: the SDK's safe default)."""
+    cwd: str | None = None
+    headers: dict[str, str] | None = None
+    """HTTP headers, e.g. an auth profile's Authorization. Never written to the snapshot."""
+
+    def validate(self) -> None:
+        if bool(self.url) == bool(self.command):
+            raise ValueError("a snapshot target needs exactly one of url (streamable HTTP) or command (stdio)")
+
+
+class _ListChanged(Exception):
+    """The list changed while it was being paged through; start again from the first page."""
+
+
+class _EraFailure(Exception):
+    def __init__(self, status: str) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass
+class _EraResult:
+    era: str
+    status: str
+    lists: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    server: dict[str, Any] = field(default_factory=dict)
+    errors: dict[str, Any] = field(default_factory=dict)
+    stats: dict[str, dict[str, int]] = field(default_factory=dict)
+
+
+async def take_snapshot(
+    target: SnapshotTarget, out_dir: Path, era: str = "both", timeout: float = 60.0, profile: str | None = None
+) -> dict:
+    """Write the snapshot of `target` to `out_dir` (`out_dir/legacy` and `out_dir/modern` for "both").
+
+    Returns a summary: {"outDir", "layout", "eras": {era: {"status", "counts", "protocolVersion"}}}.
+    `profile` only names the auth profile in snapshot.json; its headers come in `target.headers`.
+    """
+    target.validate()
+    if era not in ERA_CHOICES:
+        raise ValueError(f"era must be one of {', '.join(ERA_CHOICES)}, not {era!r}")
+    out_dir = Path(out_dir)
+    eras = ERAS if era == "both" else (era,)
+    summary: dict[str, Any] = {"outDir": str(out_dir), "layout": era, "eras": {}}
+    manifest: dict[str, Any] = {
+        "formatVersion": FORMAT_VERSION,
+        "layout": era,
+        "eras": {},
+        "lists": {},
+        "headerNames": sorted(target.headers or {}),
+        "profile": profile,
+    }
+    for name in eras:
+        result = await _snapshot_era(target, name, timeout)
+        era_dir = out_dir / name if era == "both" else out_dir
+        _write_era(era_dir, result)
+        counts = {spec.name: len(result.lists.get(spec.name, [])) for spec in LISTS} if result.lists else {}
+        summary["eras"][name] = {
+            "status": result.status,
+            "counts": counts,
+            "protocolVersion": result.server.get("protocolVersion"),
+        }
+        manifest["eras"][name] = result.status
+        manifest["lists"][name] = result.stats
+    _remove_stale_layout(out_dir, era)
+    write_json(out_dir / MANIFEST_FILE, manifest)
+    return summary
+
+
+def take_snapshot_sync(
+    target: SnapshotTarget, out_dir: Path, era: str = "both", timeout: float = 60.0, profile: str | None = None
+) -> dict:
+    return asyncio.run(take_snapshot(target, out_dir, era, timeout, profile))
+
+
+def _remove_stale_layout(out_dir: Path, era: str) -> None:
+    """Files of an earlier snapshot in the other layout would make the folder ambiguous to `diff`."""
+    if era == "both":
+        for stale in SNAPSHOT_FILES:
+            (out_dir / stale).unlink(missing_ok=True)
+        return
+    for name in ERAS:
+        era_dir = out_dir / name
+        if era_dir.is_dir():
+            for stale in SNAPSHOT_FILES:
+                (era_dir / stale).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                era_dir.rmdir()
+
+
+def _write_era(era_dir: Path, result: _EraResult) -> None:
+    era_dir.mkdir(parents=True, exist_ok=True)
+    for stale in SNAPSHOT_FILES:
+        (era_dir / stale).unlink(missing_ok=True)
+    server = {"era": result.era, "status": result.status, **result.server}
+    write_json(era_dir / SERVER_FILE, server)
+    if result.status != "ok":
+        return
+    for spec in LISTS:
+        write_json(era_dir / spec.file, result.lists[spec.name])
+    write_json(era_dir / ERRORS_FILE, result.errors)
+
+
+# -- one era ---------------------------------------------------------------------------------------
+
+
+async def _snapshot_era(target: SnapshotTarget, era: str, timeout: float) -> _EraResult:
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+        try:
+            with anyio.fail_after(timeout):
+                return await _connect_and_read(target, era, timeout, errlog)
+        except Exception as exc:  # boundary: any failure of a foreign server is a recorded result
+            leaves = list(_leaves(exc))
+            failure = next((leaf for leaf in leaves if isinstance(leaf, _EraFailure)), None)
+            if failure is not None:
+                status = failure.status
+            elif any(isinstance(leaf, TimeoutError) for leaf in leaves):
+                status = f"error: timed out after {timeout:g} s"
+            else:
+                status = f"error: {_describe(exc)}"
+            return _EraResult(era, _with_stderr(status, errlog))
+
+
+async def _connect_and_read(target: SnapshotTarget, era: str, timeout: float, errlog: TextIO) -> _EraResult:
+    changed: set[str] = set()
+
+    async def on_message(message: Any) -> None:
+        for list_name in _CHANGE_NOTIFICATIONS.get(getattr(message, "method", ""), ()):
+            changed.add(list_name)
+
+    async with AsyncExitStack() as stack:
+        if target.url:
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=target.headers or {}, timeout=httpx2.Timeout(timeout))
+            )
+            transport: Any = streamable_http_client(target.url, http_client=http)
+        else:
+            assert target.command
+            params = StdioServerParameters(
+                command=target.command[0], args=list(target.command[1:]), env=target.env, cwd=target.cwd
+            )
+            transport = stdio_client(params, errlog=errlog)
+        mode = "legacy" if era == "legacy" else LATEST_MODERN_VERSION
+        client = Client(transport, mode=mode, cache=None, read_timeout_seconds=timeout, message_handler=on_message)
+        try:
+            await stack.enter_async_context(client)
+        except Exception as exc:
+            # The client's task groups may wrap the server's refusal in an exception group.
+            refusal = next((leaf for leaf in _leaves(exc) if isinstance(leaf, MCPError)), None)
+            if refusal is None:
+                raise
+            step = "initialize" if era == "legacy" else "connect"
+            raise _EraFailure(_rejection(step, refusal)) from exc
+        session = client.session
+        if era == "modern":
+            discover = await _discover(session)
+            server = _modern_server(client, discover)
+        else:
+            server = _legacy_server(client)
+        capabilities = server.get("capabilities") or {}
+        lists: dict[str, list[dict[str, Any]]] = {}
+        stats: dict[str, dict[str, int]] = {}
+        for spec in LISTS:
+            lists[spec.name], stats[spec.name] = await _fetch_list(session, spec, capabilities, changed)
+        errors = await _probe_errors(session, era, capabilities, lists["tools"])
+        return _EraResult(era, "ok", lists, server, errors, stats)
+
+
+async def _discover(session: Any) -> dict[str, Any]:
+    try:
+        raw = await session.send_discover(LATEST_MODERN_VERSION)
+    except MCPError as exc:
+        raise _EraFailure(_rejection("server/discover", exc)) from exc
+    try:
+        result = types.DiscoverResult.model_validate(raw)
+        session.adopt(result)
+    except (ValidationError, RuntimeError) as exc:
+        raise _EraFailure(f"unsupported: server/discover answered with an unusable result: {exc}") from exc
+    return raw
+
+
+def _rejection(step: str, exc: MCPError) -> str:
+    prefix = "error" if exc.code in _TRANSPORT_FAILURES else "unsupported"
+    supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
+    extra = f" (supported: {', '.join(map(str, supported))})" if isinstance(supported, list) else ""
+    return f"{prefix}: {step} failed with {exc.code} {exc.message}{extra}"
+
+
+def _legacy_server(client: Client) -> dict[str, Any]:
+    init = client.session.initialize_result
+    assert init is not None
+    dumped = init.model_dump(by_alias=True, mode="json", exclude_none=True)
+    capabilities, extensions = split_capabilities(dumped.get("capabilities"))
+    return {
+        "protocolVersion": client.protocol_version,
+        "supportedVersions": [client.protocol_version],
+        "supportedVersionsSource": "initialize",
+        "capabilities": capabilities,
+        "extensions": extensions,
+        "instructions": dumped.get("instructions"),
+        "serverInfo": dumped.get("serverInfo"),
+    }
+
+
+def _modern_server(client: Client, discover: dict[str, Any]) -> dict[str, Any]:
+    capabilities, extensions = split_capabilities(discover.get("capabilities"))
+    info = client.server_info
+    return {
+        "protocolVersion": client.protocol_version,
+        "supportedVersions": sorted(discover.get("supportedVersions") or []),
+        "supportedVersionsSource": "server/discover",
+        "capabilities": capabilities,
+        "extensions": extensions,
+        "instructions": discover.get("instructions"),
+        "serverInfo": info.model_dump(by_alias=True, mode="json", exclude_none=True) if info else None,
+    }
+
+
+# -- lists -----------------------------------------------------------------------------------------
+
+
+async def _fetch_list(
+    session: Any, spec: ListSpec, capabilities: dict[str, Any], changed: set[str]
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The full list. A multi-page list counts only when two whole walks in a row agree (the spec gives
+    no consistency across pages); a walk is abandoned early on an expired cursor, a duplicate entry
+    or a list_changed notification."""
+    if spec.capability not in capabilities:
+        return [], {"pages": 0, "walks": 0}
+    previous: list[dict[str, Any]] | None = None
+    for walk in range(1, MAX_WALKS + 1):
+        try:
+            entries, pages = await _walk(session, spec, changed)
+        except _ListChanged:
+            previous = None
+            continue
+        if pages <= 1 or (previous is not None and entries == previous):
+            return normalize_entries(spec, entries), {"pages": pages, "walks": walk}
+        previous = entries
+    raise _EraFailure(f"error: {spec.name} list kept changing across {MAX_WALKS} walks")
+
+
+async def _walk(session: Any, spec: ListSpec, changed: set[str]) -> tuple[list[dict[str, Any]], int]:
+    changed.discard(spec.name)
+    request_type = _LIST_REQUESTS[spec.name]
+    entries: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    cursors: set[str] = set()
+    cursor: str | None = None
+    for page in range(1, MAX_PAGES + 1):
+        try:
+            raw = await session.send_request(request_type(params=types.PaginatedRequestParams(cursor=cursor)), _RAW)
+        except MCPError as exc:
+            if cursor is not None and exc.code == types.INVALID_PARAMS:
+                raise _ListChanged from exc  # the cursor expired: the list changed under us
+            if cursor is None and exc.code == types.METHOD_NOT_FOUND:
+                return [], 0
+            raise _EraFailure(f"error: {spec.name} list failed with {exc.code} {exc.message}") from exc
+        for entry in raw.get(spec.result_field) or []:
+            if not isinstance(entry, dict):
+                continue
+            key = entry_key(spec, entry)
+            if key in seen:
+                raise _ListChanged
+            seen.add(key)
+            entries.append(entry)
+        if spec.name in changed:
+            raise _ListChanged
+        cursor = raw.get("nextCursor")
+        if not cursor:
+            return entries, page
+        if cursor in cursors:
+            raise _EraFailure(f"error: {spec.name} list repeats cursor {cursor!r}")
+        cursors.add(cursor)
+    raise _EraFailure(f"error: {spec.name} list has more than {MAX_PAGES} pages")
+
+
+# -- error probes ----------------------------------------------------------------------------------
+
+
+async def _probe_errors(
+    session: Any, era: str, capabilities: dict[str, Any], tools: list[dict[str, Any]]
+) -> dict[str, Any]:
+    probes: dict[str, Any] = {}
+    if "tools" in capabilities:
+        probes["unknown_tool"] = await _probe(
+            session, types.CallToolRequest(params=types.CallToolRequestParams(name=PROBE_TOOL, arguments={}))
+        )
+        victim = _tool_for_missing_argument(tools)
+        if victim is None:
+            probes["missing_required_argument"] = {
+                "mode": "skipped",
+                "reason": "no read-only or non-destructive tool has a required argument",
+            }
+        else:
+            result = await _probe(
+                session, types.CallToolRequest(params=types.CallToolRequestParams(name=victim, arguments={}))
+            )
+            probes["missing_required_argument"] = {**result, "tool": victim}
+    else:
+        probes["unknown_tool"] = probes["missing_required_argument"] = {"mode": "skipped", "reason": "no tools"}
+    if "resources" in capabilities:
+        probes["unknown_resource"] = await _probe(
+            session, types.ReadResourceRequest(params=types.ReadResourceRequestParams(uri=PROBE_RESOURCE))
+        )
+    else:
+        probes["unknown_resource"] = {"mode": "skipped", "reason": "no resources"}
+    if era == "modern":
+        try:
+            await session.send_discover(PROBE_PROTOCOL_VERSION)
+            probes["unsupported_protocol_version"] = {"mode": "success"}
+        except MCPError as exc:
+            probes["unsupported_protocol_version"] = _jsonrpc_error(exc)
+    return probes
+
+
+def _tool_for_missing_argument(tools: list[dict[str, Any]]) -> str | None:
+    """A tool with required arguments, called with none: prefer read-only ones, never a destructive one."""
+    candidates = []
+    for tool in tools:
+        schema = tool.get("inputSchema")
+        if not isinstance(schema, dict) or not schema.get("required"):
+            continue
+        hints = tool.get("annotations") or {}
+        if hints.get("destructiveHint") is True:
+            continue
+        candidates.append((0 if hints.get("readOnlyHint") is True else 1, tool.get("name", "")))
+    return min(candidates)[1] if candidates else None
+
+
+async def _probe(session: Any, request: Any) -> dict[str, Any]:
+    try:
+        raw = await session.send_request(request, _RAW)
+    except MCPError as exc:
+        return _jsonrpc_error(exc)
+    except ValidationError as exc:
+        return {"mode": "failed", "message": _first_line(str(exc))}
+    if raw.get("isError") is True:
+        texts = [c.get("text", "") for c in raw.get("content") or [] if isinstance(c, dict)]
+        return {"mode": "tool_error", "message": _first_line(texts[0] if texts else "")}
+    return {"mode": "success"}
+
+
+def _jsonrpc_error(exc: MCPError) -> dict[str, Any]:
+    record: dict[str, Any] = {"mode": "jsonrpc_error", "code": exc.code, "message": _first_line(exc.message)}
+    if isinstance(exc.data, dict) and isinstance(exc.data.get("supported"), list):
+        record["supported"] = sorted(exc.data["supported"])
+    return record
+
+
+# -- reporting helpers -----------------------------------------------------------------------------
+
+
+def _first_line(text: str, limit: int = 200) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line[:limit]
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            yield from _leaves(inner)
+    else:
+        yield exc
+
+
+def _describe(exc: BaseException) -> str:
+    parts = []
+    for leaf in _leaves(exc):
+        text = f"{type(leaf).__name__}: {leaf}".strip()
+        if text not in parts:
+            parts.append(text)
+    return "; ".join(parts)[:500]
+
+
+def _with_stderr(status: str, errlog: TextIO, lines: int = 5) -> str:
+    """Append the last lines the server printed on stderr: the evidence when a server will not start."""
+    if status.startswith("unsupported"):
+        return status
+    with contextlib.suppress(OSError, ValueError):
+        errlog.flush()
+        errlog.seek(0)
+        tail = [line.rstrip() for line in errlog.read().splitlines() if line.strip()][-lines:]
+        if tail:
+            return f"{status} | server stderr: " + " / ".join(tail)
+    return status
