@@ -139,6 +139,10 @@ class Service:
                 misfire_grace_time=None,
                 **trigger,
             )
+        from watcher.notify.digest_service import register_digest_job
+
+        # A cron job for the weekly time, plus a catch-up run at start (the in-memory job store forgets misfires).
+        register_digest_job(scheduler, self.loaded.config.digest, self.guarded("digest", self.send_digest))
         return scheduler
 
 
@@ -156,7 +160,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     if interrupted:
         log.warning("re-queued %d suite run(s) interrupted by the last stop", len(interrupted))
     if once:
-        for name, job, _ in service.jobs():
+        for name, job, _ in [*service.jobs(), ("digest", service.send_digest, {})]:
             service.guarded(name, job)()
         return 0
     scheduler = service.scheduler()

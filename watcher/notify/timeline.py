@@ -1,0 +1,273 @@
+"""The digest's timeline picture: one bar per deprecated feature, from deprecation to earliest removal.
+
+A vertical line marks today, dashed lines mark spec revision dates (solid when released), and the features
+the team's servers use are drawn in a strong colour with a bold label. The picture is 1200 px wide with
+large type so that it stays readable at the size Slack shows inline; it grows in height with the number of
+features. ``render_timeline`` returns the PNG together with what was drawn, read back from the figure's
+artists (bars, lines), so tests can check the figure's data rather than pixels.
+"""
+
+from __future__ import annotations
+
+import io
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, timedelta
+from pathlib import Path
+
+import matplotlib.dates as mdates
+from matplotlib.axes import Axes
+from matplotlib.colors import to_hex
+from matplotlib.figure import Figure  # a bare Figure draws off-screen (Agg) without pyplot's global state
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
+
+from watcher.notify.digest import Digest, Feature
+
+WIDTH_PX = 1200
+DPI = 100
+BASE_HEIGHT_PX = 250
+BAR_HEIGHT_PX = 80
+LABEL_WIDTH = 22
+"""Characters per label line; labels wrap onto two lines, never cut shorter than that."""
+AFFECTED_COLOR = "#d9480f"
+OTHER_COLOR = "#8ba3c7"
+UNRESOLVED_COLOR = "#bbbbbb"
+TODAY_COLOR = "#c92a2a"
+REVISION_COLOR = "#495057"
+
+
+@dataclass(frozen=True)
+class Bar:
+    feature: str
+    start: date
+    end: date | None
+    """None: the earliest removal is unresolved; the bar runs to the edge of the picture, hatched."""
+    affected: bool
+
+
+@dataclass(frozen=True)
+class DrawnBar:
+    label: str
+    start: date
+    end: date
+    color: str
+    hatched: bool
+
+
+@dataclass(frozen=True)
+class TimelinePicture:
+    png: bytes
+    width_px: int
+    height_px: int
+    bars: list[DrawnBar]
+    """Read back from the axes, top to bottom."""
+    today: date | None
+    revision_lines: list[date]
+    title: str
+
+
+def height_px(bar_count: int) -> int:
+    return BASE_HEIGHT_PX + BAR_HEIGHT_PX * max(bar_count, 1)
+
+
+def bars_of(features: Sequence[Feature], today: date) -> list[Bar]:
+    bars = []
+    for feature in features:
+        if feature.state != "deprecated":
+            continue
+        start_text = feature.window_starts or (feature.deprecated_in if _is_date(feature.deprecated_in) else None)
+        start = date.fromisoformat(start_text) if start_text else today
+        end = date.fromisoformat(feature.earliest_removal) if feature.earliest_removal else None
+        bars.append(Bar(feature.feature, start, end, bool(feature.affected_servers)))
+    return bars
+
+
+def _is_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _label(text: str) -> str:
+    lines = textwrap.wrap(text, LABEL_WIDTH, break_long_words=True) or [text]
+    if len(lines) > 2:
+        lines = [lines[0], textwrap.shorten(" ".join(lines[1:]), LABEL_WIDTH, placeholder="…")]
+    return "\n".join(lines)
+
+
+def render_timeline(
+    bars: Sequence[Bar],
+    today: date,
+    revision_dates: Sequence[date],
+    released: Sequence[date] = (),
+    title: str = "Deprecated MCP features",
+    team: str | None = None,
+) -> TimelinePicture:
+    height = height_px(len(bars))
+    figure = Figure(figsize=(WIDTH_PX / DPI, height / DPI), dpi=DPI, layout="constrained")
+    axes = figure.add_subplot()
+    ends = [b.end for b in bars if b.end is not None]
+    left = min([today - timedelta(days=60), *(b.start for b in bars)]) - timedelta(days=30)
+    right = max([today + timedelta(days=240), *(e + timedelta(days=75) for e in ends)])
+    shown_revisions = sorted(d for d in set(revision_dates) if left <= d <= right)
+    right = max([right, *(d + timedelta(days=30) for d in shown_revisions)])
+
+    # Top to bottom in the given order: y runs downwards.
+    for row, bar in enumerate(bars):
+        end = bar.end or right
+        color = UNRESOLVED_COLOR if bar.end is None else (AFFECTED_COLOR if bar.affected else OTHER_COLOR)
+        axes.barh(
+            row,
+            mdates.date2num(end) - mdates.date2num(bar.start),
+            left=mdates.date2num(bar.start),
+            height=0.56,
+            color=color,
+            edgecolor="#333333" if bar.affected else "none",
+            linewidth=1.5,
+            hatch="//" if bar.end is None else None,
+            label=bar.feature,
+            gid=bar.feature,
+        )
+        text = bar.end.isoformat() if bar.end else "unresolved"
+        axes.annotate(
+            text,
+            (mdates.date2num(end), row),
+            xytext=(6, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=15,
+            fontweight="bold" if bar.affected else "normal",
+            annotation_clip=False,
+        )
+    axes.set_yticks(range(len(bars)), [_label(b.feature) for b in bars], fontsize=17)
+    for tick, bar in zip(axes.get_yticklabels(), bars, strict=True):
+        if bar.affected:
+            tick.set_fontweight("bold")
+            tick.set_color(AFFECTED_COLOR)
+    axes.set_ylim(len(bars) - 0.4, -0.9)
+
+    released_set = set(released)
+    # Labels closer than this to the previous one would overlap: their line is drawn, the label skipped.
+    min_gap = timedelta(days=max(45, (right - left).days // 11))
+    last_label: date | None = None
+    for day in shown_revisions:
+        axes.axvline(
+            mdates.date2num(day),
+            color=REVISION_COLOR,
+            linestyle="-" if day in released_set else "--",
+            linewidth=1.2,
+            alpha=0.8,
+            gid=f"revision {day.isoformat()}",
+        )
+        if last_label is not None and day - last_label < min_gap:
+            continue
+        last_label = day
+        axes.annotate(
+            day.strftime("%b %Y") + ("" if day in released_set else "*"),
+            (mdates.date2num(day), -0.75),
+            ha="center",
+            va="center",
+            fontsize=14,
+            color=REVISION_COLOR,
+            bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
+        )
+    axes.axvline(mdates.date2num(today), color=TODAY_COLOR, linewidth=2.5, gid="today")
+    axes.annotate(
+        f"today {today.isoformat()}",
+        (mdates.date2num(today), len(bars) - 0.45),
+        xytext=(4, 0),
+        textcoords="offset points",
+        ha="left",
+        va="bottom",
+        fontsize=15,
+        color=TODAY_COLOR,
+        fontweight="bold",
+    )
+
+    axes.set_xlim(mdates.date2num(left), mdates.date2num(right))
+    axes.xaxis.set_major_locator(mdates.MonthLocator(bymonth=(1, 4, 7, 10)))
+    axes.xaxis.set_major_formatter(mdates.DateFormatter("%b\n%Y"))
+    axes.tick_params(axis="x", labelsize=14)
+    axes.grid(axis="x", color="#eeeeee")
+    axes.set_axisbelow(True)
+    for side in ("top", "right"):
+        axes.spines[side].set_visible(False)
+    heading = title if team is None else f"{title} · team {team}"
+    axes.set_title(heading, fontsize=20, loc="left", pad=14)
+    legend = [
+        Patch(facecolor=AFFECTED_COLOR, edgecolor="#333333", label=f"in use by team {team}" if team else "in use"),
+        Patch(facecolor=OTHER_COLOR, label="not seen in use"),
+        Line2D([], [], color=REVISION_COLOR, linestyle="--", label="spec revision (* projected)"),
+    ]
+    if any(b.end is None for b in bars):
+        legend.insert(2, Patch(facecolor=UNRESOLVED_COLOR, hatch="//", label="removal date unresolved"))
+    figure.legend(handles=legend, loc="outside lower center", ncol=len(legend), fontsize=14, frameon=False)
+
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=DPI)
+    drawn = _drawn_bars(axes)
+    return TimelinePicture(
+        png=buffer.getvalue(),
+        width_px=WIDTH_PX,
+        height_px=height,
+        bars=drawn,
+        today=_line_date(axes, "today"),
+        revision_lines=sorted(d for line in axes.get_lines() if (d := _revision_date(line.get_gid())) is not None),
+        title=heading,
+    )
+
+
+def _drawn_bars(axes: Axes) -> list[DrawnBar]:
+    bars = []
+    for patch in axes.patches:
+        if not isinstance(patch, Rectangle) or not patch.get_gid():
+            continue
+        x0, width = patch.get_x(), patch.get_width()
+        bars.append(
+            (
+                patch.get_y(),
+                DrawnBar(
+                    label=str(patch.get_gid()),
+                    start=mdates.num2date(x0).date(),
+                    end=mdates.num2date(x0 + width).date(),
+                    color=to_hex(patch.get_facecolor()),
+                    hatched=bool(patch.get_hatch()),
+                ),
+            )
+        )
+    return [bar for _, bar in sorted(bars, key=lambda item: item[0])]
+
+
+def _line_date(axes: Axes, gid: str) -> date | None:
+    for line in axes.get_lines():
+        if line.get_gid() == gid:
+            return mdates.num2date(line.get_xdata()[0]).date()
+    return None
+
+
+def _revision_date(gid: str | None) -> date | None:
+    if gid and gid.startswith("revision "):
+        return date.fromisoformat(gid.removeprefix("revision "))
+    return None
+
+
+def digest_timeline(digest: Digest) -> TimelinePicture:
+    today = date.fromisoformat(digest.today)
+    return render_timeline(
+        bars_of(digest.features, today),
+        today,
+        [date.fromisoformat(d) for d in digest.revision_dates],
+        [date.fromisoformat(d) for d in digest.released_dates],
+        title="MCP deprecations: deprecated → earliest removal",
+        team=digest.team,
+    )
+
+
+def write_timeline(picture: TimelinePicture, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(picture.png)
+    return path
