@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -134,8 +135,14 @@ class HttpServer:
         self.server = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="off"))
         self.thread = threading.Thread(target=self.server.run, name="http", daemon=True)
 
-    def start(self) -> None:
+    def start(self, timeout: float = 10.0) -> None:
+        """Start serving; raises when the address cannot be bound (the endpoints are part of the service)."""
         self.thread.start()
+        deadline = time.monotonic() + timeout
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                raise OSError(f"cannot serve /healthz on {self.server.config.host}:{self.server.config.port}")
+            time.sleep(0.02)
 
     @property
     def port(self) -> int | None:

@@ -69,5 +69,5 @@ def setup_logging(level: str = "INFO", as_json: bool = False) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level)
     # Third-party chatter stays at WARNING unless debugging.
-    for noisy in ("httpx", "httpcore", "apscheduler", "slack_sdk", "mcp"):
+    for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "apscheduler", "slack_sdk", "mcp", "uvicorn"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if level == "DEBUG" else logging.WARNING)

@@ -154,6 +154,7 @@ async def _with_client(run: Callable[[Any], Any]) -> Any:
 
 
 def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = False) -> int:
+    slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start, with its name
     store = Store(loaded.resolve(loaded.config.state))
     service = Service(loaded, store)
     interrupted = store.requeue_interrupted()
@@ -171,7 +172,11 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
 
         readiness = Readiness(store, loaded.config.schedule.poll_minutes, utcnow(), lambda: scheduler.running)
         http = HttpServer(build_app(readiness), endpoint.host, port if port is not None else endpoint.port)
-        http.start()
+        try:
+            http.start()
+        except OSError as exc:
+            log.error("%s: is another process using the port? (set http.port or --port)", exc)
+            return 2
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("received %s: finishing running work, then stopping", signal.Signals(signum).name)
