@@ -253,7 +253,12 @@ async def _discover(session: Any) -> dict[str, Any]:
 
 
 def _rejection(step: str, exc: MCPError) -> str:
-    prefix = "error" if exc.code in _TRANSPORT_FAILURES else "unsupported"
+    # The SDK reports a dropped connection as -32000 "Connection closed"; a server may send -32000 itself
+    # (TypeScript 1.x servers do, for a sessionless modern request), which is a refusal, not a failure.
+    transport = exc.code in _TRANSPORT_FAILURES and (
+        exc.code != types.CONNECTION_CLOSED or "connection closed" in (exc.message or "").lower()
+    )
+    prefix = "error" if transport else "unsupported"
     supported = exc.data.get("supported") if isinstance(exc.data, dict) else None
     extra = f" (supported: {', '.join(map(str, supported))})" if isinstance(supported, list) else ""
     return f"{prefix}: {step} failed with {exc.code} {exc.message}{extra}"

@@ -1,0 +1,122 @@
+"""Shared pieces for the suite tests: config files written on the fly, fixture servers, PID checks."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from watcher.config import LoadedConfig, load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+LIBRARY = ROOT / "examples" / "library"
+LIBRARY_TS = ROOT / "examples" / "library-ts"
+CONFORMANCE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+
+
+def library_server(**overrides: Any) -> dict[str, Any]:
+    server = {
+        "name": "library",
+        "team": "books",
+        "sdk": "python",
+        "language": "python",
+        "path": str(LIBRARY),
+        "transport": "http",
+        "start": ["python", "-m", "library_server", "--port", "{port}"],
+        "baseline_sdk_version": "2.3.0",
+        "baseline_snapshot": str(LIBRARY / "baseline-snapshot"),
+        "requirements": ["2026-07-28", "2025-11-25"],
+        "expected_failures": str(LIBRARY / "conformance-baseline.yml"),
+        "timeouts": {"install": 300, "start": 60, "suite": 300, "snapshot": 60},
+    }
+    return {**server, **overrides}
+
+
+def library_ts_server(**overrides: Any) -> dict[str, Any]:
+    server = {
+        "name": "library-ts",
+        "team": "books",
+        "sdk": "typescript",
+        "language": "typescript",
+        "path": str(LIBRARY_TS),
+        "transport": "http",
+        "start": ["node", "src/server.js", "--port", "{port}"],
+        "baseline_sdk_version": "1.32.2",
+        "baseline_snapshot": str(LIBRARY_TS / "baseline-snapshot"),
+        "requirements": ["2025-11-25"],
+        "expected_failures": str(LIBRARY_TS / "conformance-baseline.yml"),
+        "timeouts": {"install": 300, "start": 60, "suite": 300, "snapshot": 60},
+    }
+    return {**server, **overrides}
+
+
+def fixture_server(name: str, project: str, start: list[str], **overrides: Any) -> dict[str, Any]:
+    """A server built from one of this folder's fixture projects (Python, on `mcp`)."""
+    server = {
+        "name": name,
+        "team": "books",
+        "sdk": "python",
+        "language": "python",
+        "path": str(FIXTURES / project),
+        "transport": "http",
+        "start": start,
+        "baseline_sdk_version": "2.3.0",
+        "requirements": [],
+        "timeouts": {"install": 300, "start": 30, "suite": 120, "snapshot": 30},
+    }
+    return {**server, **overrides}
+
+
+def write_config(folder: Path, servers: list[dict[str, Any]], envs_dir: Path, **suites: Any) -> LoadedConfig:
+    """A config in `folder` whose state and runs live there; environments are shared via `envs_dir`."""
+    data = {
+        "state": str(folder / "state" / "watcher.db"),
+        "sdks": [
+            {"name": "python", "registry": "pypi", "package": "mcp"},
+            {"name": "typescript", "registry": "npm", "package": "@modelcontextprotocol/sdk"},
+        ],
+        "teams": [{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python", "typescript"]}],
+        "conformance": {"package": CONFORMANCE},
+        "servers": servers,
+        "suites": {"runs_dir": str(folder / "runs"), "envs_dir": str(envs_dir), **suites},
+    }
+    path = folder / "watcher.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return load_config(path, base_dir=ROOT)
+
+
+def process_running(pid: int) -> bool:
+    """True while `pid` exists and is not a zombie (a reaped-later zombie has already stopped running)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"
+
+
+def checks_file(
+    folder: Path, scenario: str, checks: list[dict[str, Any]], stamp: str = "2026-11-29T10-00-00-000Z"
+) -> Path:
+    """Write a result folder the way the conformance CLI lays it out (server-<scenario>-<timestamp>)."""
+    target = folder / f"server-{scenario}-{stamp}"
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "checks.json"
+    path.write_text(json.dumps(checks), encoding="utf-8")
+    return path
+
+
+def check(cid: str, status: str, message: str | None = None) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": cid, "name": cid, "description": cid, "status": status, "timestamp": "t"}
+    if message:
+        entry["errorMessage"] = message
+    return entry

@@ -1,0 +1,402 @@
+"""The conformance suite: install the pinned package once, run it per requirement set, read checks.json.
+
+The verdict is computed from the files the suite writes (`-o DIR`: one folder per scenario with a
+`checks.json`), not from its pretty stdout, with the suite's four exit rules against the server's
+expected-failures file:
+
+    fails + listed   -> expected failure (ok)      fails + unlisted -> unexpected failure (regression)
+    passes + listed  -> stale entry (fail)         passes + unlisted -> pass
+
+An entry names a whole scenario or one check as `scenario:check-id`; per-check entries are judged
+per check (a listed check that is absent or skipped is tolerated). Only the scenarios a requirement
+set scores are judged; the others (extension, added-after-release, pending) are reported apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from watcher.suites import toolchain
+from watcher.suites.env import locked
+from watcher.suites.process import run_command, scrubbed_env, tail
+
+FAILING = ("FAILURE", "WARNING")
+_SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
+_RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)$")
+REQUIREMENTS_PLACEHOLDER = "{requirements}"
+
+
+class ConformanceError(Exception):
+    """The suite could not be installed or its inputs are unusable; `evidence` holds output lines."""
+
+    def __init__(self, message: str, evidence: str = "") -> None:
+        super().__init__(message)
+        self.evidence = evidence
+
+
+# --- installing the pinned suite --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConformanceTool:
+    package: str
+    version: str
+    root: Path
+    """The installed package folder (holds dist/ and requirements/)."""
+
+    @property
+    def cli(self) -> Path:
+        return self.root / "dist" / "index.js"
+
+    def requirements_file(self, revision: str) -> Path:
+        return self.root / "requirements" / f"{revision}.yaml"
+
+
+def split_package_spec(spec: str) -> tuple[str, str | None]:
+    """'@scope/name@1.2.3' -> ('@scope/name', '1.2.3'); a spec without a version -> (name, None)."""
+    at = spec.rfind("@")
+    if at > 0:
+        return spec[:at], spec[at + 1 :]
+    return spec, None
+
+
+def ensure_conformance(
+    package: str,
+    tools_dir: Path,
+    *,
+    registry: str | None = None,
+    timeout: float = 600,
+    secret_names: set[str] | None = None,
+    cancel: threading.Event | None = None,
+) -> ConformanceTool:
+    """Install the pinned suite into `tools_dir` once (later calls reuse it). Raises ConformanceError."""
+    toolchain.check_node()
+    name, version = split_package_spec(package)
+    key = hashlib.sha256(json.dumps([package, registry]).encode()).hexdigest()[:12]
+    prefix = tools_dir / f"conformance-{key}"
+    root = prefix / "node_modules" / name
+    marker = prefix / "mcp-watcher-tool.json"
+    with locked(prefix.with_name(prefix.name + ".lock")):
+        if marker.exists():
+            return ConformanceTool(package, json.loads(marker.read_text())["version"], root)
+        prefix.mkdir(parents=True, exist_ok=True)
+        (prefix / "package.json").write_text('{"name": "mcp-watcher-tools", "private": true}\n', encoding="utf-8")
+        command = [*toolchain.npm_command(), "install", "--no-audit", "--no-fund", "--no-update-notifier", package]
+        if registry:
+            command += ["--registry", registry]
+        env = scrubbed_env(
+            secret_names=secret_names or set(), installer=True, path_prepend=[toolchain.node_bin_dir()]
+        ).env
+        run = run_command(command, cwd=prefix, env=env, timeout=timeout, log_path=prefix / "install.log", cancel=cancel)
+        if not run.ok:
+            raise ConformanceError(f"installing {package} failed ({run.describe()})", run.tail)
+        try:
+            installed = json.loads((root / "package.json").read_text(encoding="utf-8"))["version"]
+        except (OSError, ValueError, KeyError) as exc:
+            raise ConformanceError(f"installing {package} left no readable package.json: {exc}") from exc
+        if version and installed != version:
+            raise ConformanceError(f"npm installed {name} {installed}, not the pinned {version}")
+        marker.write_text(json.dumps({"package": package, "version": installed}), encoding="utf-8")
+        return ConformanceTool(package, installed, root)
+
+
+# --- requirement sets and the expected-failures file ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class RequirementSet:
+    revision: str
+    scored: tuple[str, ...]
+    not_scored: Mapping[str, str]
+    """Scenario -> why it runs without being scored (extension, added-after-release, pending)."""
+
+
+def load_requirement_set(tool: ConformanceTool, revision: str) -> RequirementSet:
+    path = tool.requirements_file(revision)
+    if not path.exists():
+        known = sorted(p.stem for p in (tool.root / "requirements").glob("*.yaml"))
+        raise ConformanceError(f"{tool.package} has no requirement set {revision!r}; it knows {known}")
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    not_scored = {
+        str(item["scenario"]): str(item.get("reason", "not scored"))
+        for item in data.get("not_scored") or []
+        if isinstance(item, dict) and item.get("leg", "server") == "server" and item.get("scenario")
+    }
+    return RequirementSet(revision, tuple(str(s) for s in data.get("server") or []), not_scored)
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """The server entries of an expected-failures file."""
+
+    path: Path | None
+    scenarios: frozenset[str] = frozenset()
+    checks: Mapping[str, frozenset[str]] = field(default_factory=dict)
+
+    @property
+    def entries(self) -> list[str]:
+        out = sorted(self.scenarios)
+        out += sorted(f"{s}:{c}" for s, ids in self.checks.items() for c in ids)
+        return out
+
+
+def expected_failures_path(configured: Path | None, revision: str) -> Path | None:
+    """The file for one requirement set: a configured path may hold `{requirements}` for per-set files."""
+    if configured is None:
+        return None
+    return Path(str(configured).replace(REQUIREMENTS_PLACEHOLDER, revision))
+
+
+def load_baseline(path: Path | None) -> Baseline:
+    """Read and check an expected-failures file; errors name the file, line and entry."""
+    if path is None:
+        return Baseline(None)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConformanceError(f"{path}: cannot read the expected-failures file: {exc.strerror or exc}") from exc
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConformanceError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+    if root is None:
+        return Baseline(path)
+    if not isinstance(root, yaml.MappingNode):
+        raise ConformanceError(f"{path}:{root.start_mark.line + 1}: expected a mapping with 'server' and/or 'client'")
+    server_node = next((v for k, v in root.value if k.value == "server"), None)
+    if server_node is None or (isinstance(server_node, yaml.ScalarNode) and server_node.value in ("", "null", "~")):
+        return Baseline(path)
+    if not isinstance(server_node, yaml.SequenceNode):
+        raise ConformanceError(f"{path}:{server_node.start_mark.line + 1}: server: expected a list of scenario names")
+    scenarios: set[str] = set()
+    checks: dict[str, set[str]] = {}
+    where: dict[str, int] = {}
+    for item in server_node.value:
+        line = item.start_mark.line + 1
+        if not isinstance(item, yaml.ScalarNode) or not item.value.strip():
+            hint = (
+                " (write '- scenario:check-id' with no space after the colon)"
+                if isinstance(item, yaml.MappingNode)
+                else ""
+            )
+            raise ConformanceError(
+                f"{path}:{line}: server: each entry is '<scenario>' or '<scenario>:<check-id>'{hint}"
+            )
+        entry = item.value.strip()
+        scenario, sep, check = entry.partition(":")
+        if sep and (not scenario or not check):
+            raise ConformanceError(f"{path}:{line}: server: {entry!r}: both sides of the colon are required")
+        if sep:
+            checks.setdefault(scenario, set()).add(check)
+        else:
+            scenarios.add(scenario)
+        where.setdefault(scenario, line)
+    for scenario in scenarios & set(checks):
+        raise ConformanceError(
+            f"{path}:{where[scenario]}: server: {scenario!r} is listed whole and per check; keep one or the other"
+        )
+    return Baseline(path, frozenset(scenarios), {s: frozenset(ids) for s, ids in checks.items()})
+
+
+# --- reading results and applying the exit rules ----------------------------------------------------
+
+
+def collect_checks(out_dir: Path) -> dict[str, list[dict[str, Any]]]:
+    """Scenario -> its checks, from the `checks.json` files under `out_dir` (latest folder wins)."""
+    found: dict[str, tuple[str, list[dict[str, Any]]]] = {}
+    for checks_file in out_dir.rglob("checks.json"):
+        rel = checks_file.parent.relative_to(out_dir).as_posix()
+        match = _RESULT_DIR.match(rel)
+        if not match:
+            continue
+        scenario, stamp = match["scenario"], match["stamp"]
+        try:
+            checks = json.loads(checks_file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            checks = [_synthetic(scenario, f"unreadable checks.json: {exc}")]
+        if not isinstance(checks, list):
+            checks = [_synthetic(scenario, "checks.json is not a list of checks")]
+        if scenario not in found or stamp >= found[scenario][0]:
+            found[scenario] = (stamp, [c for c in checks if isinstance(c, dict)])
+    return {scenario: checks for scenario, (_, checks) in found.items()}
+
+
+def _synthetic(scenario: str, message: str) -> dict[str, Any]:
+    return {"id": scenario, "status": "FAILURE", "errorMessage": message}
+
+
+def collapse(checks: list[dict[str, Any]]) -> dict[str, str]:
+    """Check id -> one status, most severe occurrence first (INFO never decides)."""
+    out: dict[str, str] = {}
+    for check in checks:
+        status = str(check.get("status"))
+        if status == "INFO":
+            continue
+        cid = str(check.get("id"))
+        if cid not in out or _SEVERITY.get(status, 0) >= _SEVERITY.get(out[cid], 0):
+            out[cid] = status
+    return out
+
+
+def _failing(checks: list[dict[str, Any]], statuses: tuple[str, ...] = FAILING) -> bool:
+    return any(c.get("status") in statuses for c in checks)
+
+
+def evaluate(
+    results: Mapping[str, list[dict[str, Any]]], requirement_set: RequirementSet, baseline: Baseline
+) -> dict[str, Any]:
+    """The four exit rules, per scenario or per check, over the scenarios the set scores."""
+    expected: list[str] = []
+    unexpected: list[str] = []
+    stale: list[str] = []
+    failures: dict[str, str] = {}
+    passed = failed = 0
+    missing: list[str] = []
+    check_counts = {"SUCCESS": 0, "FAILURE": 0, "WARNING": 0, "SKIPPED": 0, "INFO": 0}
+    # Without a baseline the suite fails a set on FAILURE only; with one, a WARNING counts too.
+    failing_statuses = FAILING if baseline.path is not None else ("FAILURE",)
+    for scenario in requirement_set.scored:
+        checks = results.get(scenario)
+        if checks is None:
+            missing.append(scenario)
+            checks = [_synthetic(scenario, "the suite wrote no results for this scenario")]
+        for check in checks:
+            status = str(check.get("status"))
+            check_counts[status] = check_counts.get(status, 0) + 1
+        failing = _failing(checks, failing_statuses)
+        passed, failed = passed + (not failing), failed + failing
+        if scenario in baseline.scenarios:
+            (expected if failing else stale).append(scenario)
+            continue
+        listed = baseline.checks.get(scenario)
+        if not listed:
+            if failing:
+                unexpected.append(scenario)
+                failures[scenario] = _first_error(checks)
+            continue
+        statuses = collapse(checks)
+        for cid, status in statuses.items():
+            if status in FAILING:
+                ident = f"{scenario}:{cid}"
+                if cid in listed:
+                    expected.append(ident)
+                else:
+                    unexpected.append(ident)
+                    failures[ident] = _first_error([c for c in checks if c.get("id") == cid])
+        stale += [f"{scenario}:{cid}" for cid in sorted(listed) if statuses.get(cid) == "SUCCESS"]
+    unscored = []
+    for scenario, checks in sorted(results.items()):
+        if scenario in requirement_set.scored:
+            continue
+        failing_ids = sorted({str(c.get("id")) for c in checks if c.get("status") in FAILING})
+        unscored.append(
+            {
+                "scenario": scenario,
+                "reason": requirement_set.not_scored.get(scenario, "not scored"),
+                "passed": not failing_ids,
+                "failing_checks": failing_ids,
+            }
+        )
+    return {
+        "requirements": requirement_set.revision,
+        "scenarios": len(requirement_set.scored),
+        "passed": passed,
+        "failed": failed,
+        "checks": check_counts,
+        "expected_failures": expected,
+        "unexpected_failures": unexpected,
+        "stale_entries": stale,
+        "failure_messages": failures,
+        "missing": missing,
+        "unscored": unscored,
+        "ok": not unexpected and not stale,
+    }
+
+
+def _first_error(checks: list[dict[str, Any]]) -> str:
+    for check in checks:
+        if check.get("status") in FAILING:
+            message = str(check.get("errorMessage") or check.get("description") or check.get("status"))
+            return f"{check.get('id')}: {message}"[:300]
+    return ""
+
+
+# --- one run of one requirement set -------------------------------------------------------------
+
+
+def run_requirement_set(
+    tool: ConformanceTool,
+    *,
+    url: str,
+    revision: str,
+    baseline_path: Path | None,
+    out_dir: Path,
+    timeout: float,
+    secret_names: set[str],
+    cancel: threading.Event | None = None,
+) -> dict[str, Any]:
+    """Run the suite for one requirement set against `url` and judge its checks.json files.
+
+    Returns the set's report; `error` is set (and the counts are absent) when the suite itself
+    could not produce a judgement (bad baseline, timeout, crash without results).
+    """
+    started = time.monotonic()
+    report: dict[str, Any] = {"requirements": revision, "expected_failures_file": str(baseline_path or "")}
+    try:
+        requirement_set = load_requirement_set(tool, revision)
+        baseline = load_baseline(baseline_path)
+    except ConformanceError as exc:
+        report.update(error=str(exc), evidence=exc.evidence, seconds=round(time.monotonic() - started, 2))
+        return report
+    results_dir = out_dir / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    command = [
+        toolchain.node(),
+        str(tool.cli),
+        "server",
+        "--url",
+        url,
+        "--requirements",
+        revision,
+        "-o",
+        str(results_dir),
+    ]
+    if baseline_path is not None:
+        command += ["--expected-failures", str(baseline_path)]
+    env = scrubbed_env(secret_names=secret_names, path_prepend=[toolchain.node_bin_dir()]).env
+    run = run_command(
+        command,
+        cwd=out_dir,
+        env=env,
+        timeout=timeout,
+        log_path=out_dir / "stderr.log",
+        stdout_path=out_dir / "stdout.log",
+        cancel=cancel,
+    )
+    report["cli_exit_code"] = run.returncode
+    report["seconds"] = round(run.seconds, 2)
+    if run.timed_out or run.cancelled:
+        report.update(error=f"the conformance suite {run.describe()}", evidence=tail(out_dir / "stdout.log"))
+        return report
+    results = collect_checks(results_dir)
+    if not results:
+        evidence = "\n".join(x for x in (tail(out_dir / "stderr.log"), tail(out_dir / "stdout.log")) if x)
+        report.update(error=f"the conformance suite wrote no results ({run.describe()})", evidence=evidence)
+        return report
+    report.update(evaluate(results, requirement_set, baseline))
+    report["baseline_entries"] = len(baseline.entries)
+    # The suite's own exit code follows the same rules; a disagreement is worth seeing in the report.
+    report["agrees_with_cli"] = (run.returncode == 0) == report["ok"]
+    return report

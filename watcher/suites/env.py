@@ -1,0 +1,344 @@
+"""Isolated environments with exactly one SDK version, cached per (server, version, server files).
+
+Python: `uv venv` + `uv pip install <project copy>` with the SDK pinned by an override (the
+project's own pin on the SDK must not win), pip as the fallback. TypeScript: a copy of the
+project whose package.json pins the SDK to the version, then `npm install`.
+
+A failed install is a result (with the last lines of the installer's output), never an exception.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+import tomllib
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from watcher.suites import toolchain
+from watcher.suites.process import CommandResult, run_command, scrubbed_env
+
+ENV_FORMAT = 1
+"""Bump when the layout of an environment changes: old caches are then rebuilt."""
+
+# Never part of a server's own files (build output, caches, installed dependencies, our artifacts).
+IGNORED_NAMES = {
+    "__pycache__",
+    "node_modules",
+    ".venv",
+    "venv",
+    ".git",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".mypy_cache",
+    "build",
+    "dist",
+    "package-lock.json",
+    "baseline-snapshot",
+    "conformance-baseline.yml",
+}
+IGNORED_SUFFIXES = (".egg-info", ".pyc")
+READY_MARKER = "mcp-watcher-env.json"
+
+
+@dataclass
+class EnvResult:
+    ok: bool
+    language: str
+    sdk_package: str
+    sdk_version: str
+    path: str
+    cached: bool = False
+    seconds: float = 0.0
+    installer: str = ""
+    error: str | None = None
+    evidence: str = ""
+    """The last lines of the installer's output when it failed."""
+    log: str = ""
+    bin_dirs: list[str] = field(default_factory=list)
+    project_dir: str = ""
+    """The server's project folder inside the environment (the server's working directory)."""
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def files_digest(project: Path) -> str:
+    """A hash of the server's own files: names and contents, ignoring build output and caches."""
+    digest = hashlib.sha256()
+    for path in sorted(_project_files(project)):
+        rel = path.relative_to(project).as_posix()
+        digest.update(rel.encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _project_files(root: Path) -> Iterator[Path]:
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames if not _ignored(d)]
+        for name in filenames:
+            if not _ignored(name):
+                yield Path(dirpath) / name
+
+
+def _ignored(name: str) -> bool:
+    return name in IGNORED_NAMES or name.endswith(IGNORED_SUFFIXES)
+
+
+def _copy_project(src: Path, dest: Path) -> None:
+    shutil.copytree(src, dest, ignore=lambda _dir, names: [n for n in names if _ignored(n)], symlinks=True)
+
+
+def env_key(language: str, sdk_package: str, sdk_version: str, project: Path) -> str:
+    material = json.dumps(
+        {
+            "format": ENV_FORMAT,
+            "language": language,
+            "package": sdk_package,
+            "version": sdk_version,
+            "files": files_digest(project),
+            # A venv is tied to its interpreter; node_modules to Node's major version.
+            "runtime": toolchain.python() if language == "python" else toolchain.node_version().split(".")[0],
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """One builder per environment, also across processes (two workers, a CLI run beside the service)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def prepare_env(
+    *,
+    server_name: str,
+    language: str,
+    project: Path,
+    sdk_package: str,
+    sdk_version: str,
+    envs_dir: Path,
+    timeout: float,
+    secret_names: set[str],
+    cancel: threading.Event | None = None,
+) -> EnvResult:
+    """Return a ready environment for the server under `sdk_version`, building it when not cached."""
+    started = time.monotonic()
+    if not project.is_dir():
+        return EnvResult(
+            ok=False,
+            language=language,
+            sdk_package=sdk_package,
+            sdk_version=sdk_version,
+            path="",
+            error=f"the server's project folder does not exist: {project}",
+        )
+    key = env_key(language, sdk_package, sdk_version, project)
+    env_dir = envs_dir / _safe(server_name) / f"{_safe(sdk_version)}-{key}"
+    result = EnvResult(ok=False, language=language, sdk_package=sdk_package, sdk_version=sdk_version, path=str(env_dir))
+    with locked(env_dir.with_name(env_dir.name + ".lock")):
+        marker = env_dir / READY_MARKER
+        if marker.exists():
+            saved = json.loads(marker.read_text(encoding="utf-8"))
+            result.ok, result.cached = True, True
+            result.installer = saved.get("installer", "")
+            result.bin_dirs = saved["bin_dirs"]
+            result.project_dir = saved["project_dir"]
+            result.log = str(env_dir / "install.log")
+            result.seconds = time.monotonic() - started
+            return result
+        # A folder without the marker is a build that died half-way: start over.
+        shutil.rmtree(env_dir, ignore_errors=True)
+        env_dir.mkdir(parents=True)
+        build = _build_python if language == "python" else _build_typescript
+        try:
+            build(result, env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel)
+        except toolchain.ToolMissing as exc:
+            result.ok, result.error = False, str(exc)
+        result.seconds = time.monotonic() - started
+        if result.ok:
+            marker.write_text(
+                json.dumps(
+                    {
+                        "installer": result.installer,
+                        "bin_dirs": result.bin_dirs,
+                        "project_dir": result.project_dir,
+                        "sdk_package": sdk_package,
+                        "sdk_version": sdk_version,
+                        "seconds": round(result.seconds, 2),
+                    },
+                    indent=2,
+                ),
+                encoding="utf-8",
+            )
+        else:
+            # Keep only the log of a failed build; the next run tries again from scratch.
+            log = env_dir / "install.log"
+            keep = log.read_bytes() if log.exists() else b""
+            shutil.rmtree(env_dir, ignore_errors=True)
+            env_dir.mkdir(parents=True, exist_ok=True)
+            (env_dir / "install.log").write_bytes(keep)
+        return result
+
+
+def _fail(result: EnvResult, step: str, run: CommandResult) -> None:
+    result.ok = False
+    result.error = f"{step} failed ({run.describe()})"
+    result.evidence = run.tail
+
+
+def _build_python(
+    result: EnvResult,
+    env_dir: Path,
+    project: Path,
+    sdk_package: str,
+    sdk_version: str,
+    timeout: float,
+    secret_names: set[str],
+    cancel: threading.Event | None,
+) -> None:
+    src = env_dir / "project"
+    _copy_project(project, src)
+    venv = env_dir / "venv"
+    log = env_dir / "install.log"
+    result.log = str(log)
+    result.project_dir = str(src)
+    result.bin_dirs = [str(venv / "bin")]
+    deadline = time.monotonic() + timeout
+    child = scrubbed_env(secret_names=secret_names, installer=True, tmpdir=env_dir).env
+    pin = f"{sdk_package}=={sdk_version}"
+    uv = toolchain.uv()
+    if uv:
+        result.installer = "uv"
+        overrides = env_dir / "overrides.txt"
+        # An override, not a constraint: the project may pin the SDK it ships on today.
+        overrides.write_text(pin + "\n", encoding="utf-8")
+        child["UV_PYTHON_DOWNLOADS"] = "never"
+        steps = [
+            ("uv venv", [uv, "venv", "--quiet", "--python", toolchain.python(), str(venv)]),
+            (
+                "uv pip install",
+                [
+                    uv,
+                    "pip",
+                    "install",
+                    "--python",
+                    str(venv / "bin" / "python"),
+                    "--override",
+                    str(overrides),
+                    str(src),
+                    pin,
+                ],
+            ),
+        ]
+    else:
+        result.installer = "pip"
+        py = str(venv / "bin" / "python")
+        # pip has no overrides: install the project's other dependencies with the SDK pinned,
+        # then the project itself without dependencies.
+        wanted = [*_other_requirements(src, sdk_package), pin]
+        steps = [
+            ("python -m venv", [toolchain.python(), "-m", "venv", str(venv)]),
+            ("pip install dependencies", [py, "-m", "pip", "install", "--disable-pip-version-check", *wanted]),
+            ("pip install project", [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", str(src)]),
+        ]
+    for step, command in steps:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            result.ok, result.error = False, f"install timed out after {timeout:.0f} s"
+            return
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(f"$ {' '.join(command)}\n")
+        run = run_command(command, cwd=env_dir, env=child, timeout=remaining, log_path=log, cancel=cancel)
+        if not run.ok:
+            _fail(result, step, run)
+            return
+    result.ok = True
+
+
+def _other_requirements(project: Path, sdk_package: str) -> list[str]:
+    """The project's declared dependencies (pyproject.toml), without its requirement on the SDK."""
+    try:
+        data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return []
+    sdk = canonicalize_name(sdk_package)
+    kept = []
+    for line in data.get("project", {}).get("dependencies", []):
+        try:
+            if canonicalize_name(Requirement(line).name) != sdk:
+                kept.append(line)
+        except InvalidRequirement:
+            kept.append(line)
+    return kept
+
+
+def _build_typescript(
+    result: EnvResult,
+    env_dir: Path,
+    project: Path,
+    sdk_package: str,
+    sdk_version: str,
+    timeout: float,
+    secret_names: set[str],
+    cancel: threading.Event | None,
+) -> None:
+    src = env_dir / "project"
+    _copy_project(project, src)
+    log = env_dir / "install.log"
+    result.log = str(log)
+    result.project_dir = str(src)
+    result.bin_dirs = [str(src / "node_modules" / ".bin"), str(toolchain.node_bin_dir())]
+    result.installer = "npm"
+    manifest_path = src / "package.json"
+    try:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        result.ok, result.error = False, f"{project / 'package.json'}: cannot read the package manifest: {exc}"
+        return
+    # Pin exactly: the SDK under test replaces whatever range the project declares.
+    for section in ("devDependencies", "peerDependencies", "optionalDependencies"):
+        if sdk_package in manifest.get(section, {}):
+            del manifest[section][sdk_package]
+    manifest.setdefault("dependencies", {})[sdk_package] = sdk_version
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    child = scrubbed_env(
+        secret_names=secret_names, installer=True, tmpdir=env_dir, path_prepend=[toolchain.node_bin_dir()]
+    ).env
+    command = [*toolchain.npm_command(), "install", "--no-audit", "--no-fund", "--no-update-notifier"]
+    with open(log, "a", encoding="utf-8") as handle:
+        handle.write(f"$ npm install ({sdk_package}@{sdk_version})\n")
+    run = run_command(command, cwd=src, env=child, timeout=timeout, log_path=log, cancel=cancel)
+    if not run.ok:
+        _fail(result, "npm install", run)
+        return
+    installed = src / "node_modules" / sdk_package / "package.json"
+    try:
+        got = json.loads(installed.read_text(encoding="utf-8")).get("version")
+    except (OSError, ValueError):
+        got = None
+    if got != sdk_version:
+        result.ok, result.error = False, f"npm installed {sdk_package} {got!r}, not {sdk_version!r}"
+        return
+    result.ok = True

@@ -1,0 +1,193 @@
+"""A run's report as a Slack reply (Block Kit + plain-text fallback) in the thread of the beta's alert."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from watcher.config import LoadedConfig
+from watcher.store import Notice
+
+MAX_LISTED = 10
+SECTION_LIMIT = 2900  # Slack rejects section text over 3000 characters
+ICONS = {"pass": ":white_check_mark:", "fail": ":x:", "error": ":warning:"}
+WORDS = {"pass": "passes", "fail": "fails", "error": "could not be checked"}
+
+
+def thread_key(sdk: str, version: str, team: str) -> str:
+    """The key of the beta's alert notice, whose Slack thread the result replies in."""
+    return f"release:{sdk}:{version}:{team}"
+
+
+def notice_key(server: str, version: str, team: str) -> str:
+    return f"run:{server}:{version}:{team}"
+
+
+def _clip(text: str, limit: int = SECTION_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 15] + "\n… (truncated)"
+
+
+def _bullets(items: list[str], limit: int = MAX_LISTED) -> str:
+    lines = [f"• {item}" for item in items[:limit]]
+    if len(items) > limit:
+        lines.append(f"• … and {len(items) - limit} more")
+    return "\n".join(lines)
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "?"
+    minutes, secs = divmod(round(seconds), 60)
+    return f"{minutes} min {secs} s" if minutes else f"{secs} s"
+
+
+def headline(report: dict[str, Any]) -> str:
+    verdict = report.get("verdict") or "error"
+    return (
+        f"{report['server']} {WORDS.get(verdict, verdict)} on {report.get('sdk_package') or report.get('sdk')} "
+        f"{report['sdk_version']} (baseline {report.get('baseline_sdk_version')})"
+    )
+
+
+def conformance_lines(entry: dict[str, Any]) -> tuple[str, list[str], list[str]]:
+    """One requirement set: its summary line, then its regressions and stale entries."""
+    revision = entry.get("requirements")
+    if entry.get("skipped"):
+        return f"{revision}: skipped ({entry['skipped']})", [], []
+    if entry.get("error"):
+        return f"{revision}: not judged: {entry['error']}", [], []
+    unscored = entry.get("unscored") or []
+    unscored_failing = sum(1 for u in unscored if not u.get("passed"))
+    line = (
+        f"{revision}: {entry['passed']} scenarios passed, {entry['failed']} failed; "
+        f"{len(entry['expected_failures'])} expected failures, {len(entry['unexpected_failures'])} unexpected, "
+        f"{len(entry['stale_entries'])} stale"
+    )
+    if unscored:
+        line += f"; not scored: {len(unscored)} run, {unscored_failing} failing"
+    messages = entry.get("failure_messages") or {}
+    regressions = [f"`{i}`" + (f": {messages[i]}" if messages.get(i) else "") for i in entry["unexpected_failures"]]
+    stale = [f"`{i}` now passes: remove it from the expected-failures file" for i in entry["stale_entries"]]
+    return line, regressions, stale
+
+
+def _change_line(change: dict[str, Any]) -> str:
+    where = f"{change.get('list', '?')} `{change.get('name', '?')}`"
+    detail = change.get("kind", "changed")
+    if change.get("path"):
+        detail += f" at `{change['path']}`"
+    if change.get("era"):
+        detail += f" ({change['era']})"
+    return f"{where}: {detail}"
+
+
+def contract_groups(contract: dict[str, Any] | None) -> tuple[list[str], list[str], int]:
+    """(breaking lines, affects-models lines, count of other changes)."""
+    if not contract or contract.get("error"):
+        return [], [], 0
+    changes = contract.get("changes") or []
+    breaking = [_change_line(c) for c in changes if c.get("breaksClients")]
+    models = [_change_line(c) for c in changes if not c.get("breaksClients") and c.get("affectsModels")]
+    return breaking, models, len(changes) - len(breaking) - len(models)
+
+
+def _warning_line(warning: dict[str, Any]) -> str:
+    count = f" (×{warning['count']})" if warning.get("count", 1) > 1 else ""
+    return f"{warning['kind']}: {warning['message']}{count}"
+
+
+def _evidence(report: dict[str, Any]) -> str | None:
+    for step in ("install", "start"):
+        data = report.get(step) or {}
+        if data and not data.get("ok") and (data.get("evidence") or data.get("error")):
+            return f"{step}: {data.get('error')}\n{data.get('evidence') or ''}".strip()
+    return None
+
+
+def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """(plain text, Block Kit blocks) for one run's report."""
+    verdict = report.get("verdict") or "error"
+    title = headline(report)
+    text_lines = [f"{verdict.upper()}: {title}"]
+    blocks: list[dict[str, Any]] = [
+        {"type": "section", "text": {"type": "mrkdwn", "text": f"{ICONS.get(verdict, '')} *{title}*"}},
+    ]
+    reasons = [r["reason"] for r in report.get("reasons") or [] if r.get("verdict") != "pass"]
+    if reasons:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _clip(_bullets(reasons))}})
+        text_lines += [f"- {r}" for r in reasons]
+
+    evidence = _evidence(report)
+    if evidence:
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _clip(f"```{evidence[-2500:]}```")}})
+        text_lines.append(evidence[-1500:])
+
+    sets = report.get("conformance") or []
+    if sets:
+        parts = []
+        for entry in sets:
+            line, regressions, stale = conformance_lines(entry)
+            part = f"*{line}*"
+            text_lines.append(f"Conformance {line}")
+            if regressions:
+                part += "\nRegressions:\n" + _bullets(regressions)
+                text_lines += [f"  regression {r}" for r in regressions[:MAX_LISTED]]
+            if stale:
+                part += "\nStale entries:\n" + _bullets(stale)
+                text_lines += [f"  stale {s}" for s in stale[:MAX_LISTED]]
+            parts.append(part)
+        blocks.append(
+            {"type": "section", "text": {"type": "mrkdwn", "text": _clip("*Conformance*\n" + "\n".join(parts))}}
+        )
+
+    contract = report.get("contract")
+    if contract is not None:
+        if contract.get("error"):
+            body = f"*Contract*: {contract['error']}"
+            text_lines.append(f"Contract: {contract['error']}")
+        else:
+            breaking, models, others = contract_groups(contract)
+            body = f"*Contract* against {contract.get('baseline') or report.get('baseline_sdk_version')}: "
+            if not (breaking or models or others):
+                body += "no changes"
+            else:
+                body += f"{len(breaking)} breaking, {len(models)} affect models, {others} other"
+            if breaking:
+                body += "\n_Breaks clients_\n" + _bullets(breaking)
+            if models:
+                body += "\n_Affects models_\n" + _bullets(models)
+            text_lines.append(f"Contract: {len(breaking)} breaking, {len(models)} affect models, {others} other")
+            text_lines += [f"  breaking {b}" for b in breaking[:MAX_LISTED]]
+            text_lines += [f"  affects models {m}" for m in models[:MAX_LISTED]]
+        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _clip(body)}})
+
+    warnings = [_warning_line(w) for w in report.get("deprecation_warnings") or []]
+    if warnings:
+        blocks.append(
+            {
+                "type": "section",
+                "text": {"type": "mrkdwn", "text": _clip("*Deprecation warnings*\n" + _bullets(warnings))},
+            }
+        )
+        text_lines += [f"Deprecation: {w}" for w in warnings[:MAX_LISTED]]
+
+    footer = f"Took {_duration(report.get('seconds'))} · run {report.get('run_id', '?')}"
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": footer}]})
+    text_lines.append(footer)
+    return "\n".join(text_lines), blocks
+
+
+def result_notice(loaded: LoadedConfig, report: dict[str, Any]) -> Notice:
+    """The result as a reply in the thread of the beta's alert for the server's team."""
+    config = loaded.config
+    server = config.server(report["server"])
+    team = config.team(server.team)
+    text, blocks = render(report)
+    return Notice(
+        key=notice_key(server.name, report["sdk_version"], team.name),
+        team=team.name,
+        channel=team.slack_channel,
+        kind="suite_result",
+        text=text,
+        blocks=blocks,
+        thread_of=thread_key(server.sdk, report["sdk_version"], team.name),
+    )

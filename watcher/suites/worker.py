@@ -1,0 +1,106 @@
+"""The run queue: a new SDK release queues a run per server built on it; workers drain the queue.
+
+The queue lives in the store (de-duplicated, persisted across restarts); each finished run puts
+one threaded reply in the outbox for the server's team.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any
+
+from watcher.config import ConfigError, LoadedConfig
+from watcher.store import Store
+from watcher.suites.notices import result_notice
+from watcher.suites.runner import ERROR, run_check
+
+log = logging.getLogger(__name__)
+
+
+def queue_for_release(loaded: LoadedConfig, store: Store, sdk: str, version: str, prerelease: bool) -> list[str]:
+    """Queue a run for every server on `sdk`; returns the servers newly queued (not queued before).
+
+    Pre-releases always queue; a stable release only when `suites.on_stable` is set.
+    """
+    config = loaded.config
+    if not prerelease and not config.suites.on_stable:
+        return []
+    trigger = f"release:{sdk}:{version}"
+    return [
+        server.name
+        for server in config.servers
+        if server.sdk == sdk and store.queue_run(server.name, sdk, version, trigger)
+    ]
+
+
+def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: threading.Event | None) -> dict[str, Any]:
+    started = time.monotonic()
+    try:
+        report = run_check(loaded, run["server"], run["sdk_version"], cancel=stop)
+    except ConfigError as exc:  # the server was removed from the config after the run was queued
+        report = {
+            "server": run["server"],
+            "sdk": run["sdk"],
+            "sdk_version": run["sdk_version"],
+            "verdict": ERROR,
+            "reasons": [{"verdict": ERROR, "reason": str(exc)}],
+        }
+    seconds = float(report.get("seconds") or round(time.monotonic() - started, 2))
+    outcome: dict[str, Any] = {
+        "run_id": run["id"],
+        "server": run["server"],
+        "sdk": run["sdk"],
+        "sdk_version": run["sdk_version"],
+        "verdict": report["verdict"],
+        "seconds": seconds,
+        "report": report,
+        "notice": None,
+    }
+    if stop is not None and stop.is_set():
+        # Stopped half-way: the run goes back to the queue at the next start (requeue_interrupted).
+        outcome["interrupted"] = True
+        return outcome
+    store.finish_run(run["id"], report["verdict"], report, seconds)
+    try:
+        notice = result_notice(loaded, report)
+    except ConfigError as exc:
+        log.warning("no notice for run %s: %s", run["id"], exc)
+        return outcome
+    store.enqueue(notice)
+    outcome["notice"] = notice.key
+    return outcome
+
+
+def process_queue(loaded: LoadedConfig, store: Store, stop: threading.Event | None = None) -> list[dict[str, Any]]:
+    """Run queued checks, at most `suites.concurrency` at once, until the queue is empty or `stop` is set.
+
+    Returns one outcome per run finished here: run_id, server, sdk_version, verdict, seconds, report,
+    notice (the outbox key).
+    """
+    limit = loaded.config.suites.concurrency
+    outcomes: list[dict[str, Any]] = []
+    running: set[Future[dict[str, Any]]] = set()
+    with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="suite-run") as pool:
+        while True:
+            while len(running) < limit and not (stop is not None and stop.is_set()):
+                run = store.claim_run()
+                if run is None:
+                    break
+                log.info("suite run %s: %s against %s", run["id"], run["server"], run["sdk_version"])
+                running.add(pool.submit(_execute, loaded, store, run, stop))
+            if not running:
+                return outcomes
+            done, running = _wait_some(running)
+            for future in done:
+                try:
+                    outcomes.append(future.result())
+                except Exception:  # the store failed under a run: log it, keep draining the queue
+                    log.exception("a suite run could not be recorded")
+
+
+def _wait_some(futures: set[Future[dict[str, Any]]]) -> tuple[set[Future[dict[str, Any]]], set[Future[dict[str, Any]]]]:
+    done, pending = wait(futures, return_when=FIRST_COMPLETED)
+    return set(done), set(pending)
