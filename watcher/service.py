@@ -157,6 +157,10 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start, with its name
     store = Store(loaded.resolve(loaded.config.state))
     service = Service(loaded, store)
+    from watcher.suites import reaper
+
+    reaper.configure(loaded.resolve(loaded.config.suites.runs_dir) / ".process-groups")
+    reaper.reap()  # children of a watcher that was killed -9
     interrupted = store.requeue_interrupted()
     if interrupted:
         log.warning("re-queued %d suite run(s) interrupted by the last stop", len(interrupted))

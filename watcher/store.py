@@ -335,11 +335,27 @@ class Store:
                 },
             )
 
+    def interrupt_run(self, run_id: int, report: dict[str, Any] | None = None) -> None:
+        """A run stopped half-way (shutdown): recorded as interrupted and queued again for the next start."""
+        with self._lock:
+            self.db["runs"].update(
+                run_id,
+                {
+                    "status": "queued",
+                    "verdict": "interrupted",
+                    "finished": iso(utcnow()),
+                    "report": json.dumps(report, sort_keys=True, default=str) if report else None,
+                },
+            )
+
     def requeue_interrupted(self) -> list[dict[str, Any]]:
-        """After a crash or stop, runs left 'running' go back to the queue (their work was lost)."""
+        """After a crash, runs left 'running' are recorded as interrupted and go back to the queue."""
         with self.transaction() as db:
             rows = list(db.query("select * from runs where status = 'running'"))
-            db.execute("update runs set status = 'queued', started = null where status = 'running'")
+            db.execute(
+                "update runs set status = 'queued', verdict = 'interrupted', finished = ? where status = 'running'",
+                [iso(utcnow())],
+            )
             return rows
 
     def runs(self, status: str | None = None, server: str | None = None, limit: int = 100) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ The real ``slack-sdk`` client talks to it over loopback (``WebClient(base_url=fa
         slack.fail_next("chat.postMessage", status=429, retry_after=1)   # then the next call works
         slack.fail_next("chat.postMessage", status=503, times=5)
         slack.fail_next("chat.postMessage", error="channel_not_found")  # HTTP 200, ok: false
+        slack.slow_next("chat.postMessage", seconds=5)   # answers (and records) only after 5 s
 
 Methods: auth.test, chat.postMessage (text, blocks, thread_ts, metadata), conversations.list,
 conversations.history (with metadata), files.getUploadURLExternal, the upload URL itself,
@@ -46,6 +47,7 @@ class FakeSlack:
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
         self._failures: dict[str, list[_Failure]] = {}
+        self._delays: dict[str, list[float]] = {}
         self._uploads: dict[str, dict[str, Any]] = {}
         self._ts = 1_700_000_000
         self._server: ThreadingHTTPServer | None = None
@@ -113,9 +115,14 @@ class FakeSlack:
         with self._lock:
             self._failures.setdefault(method, []).append(_Failure(status, error, retry_after, times))
 
+    def slow_next(self, method: str, seconds: float, times: int = 1) -> None:
+        with self._lock:
+            self._delays.setdefault(method, []).extend([seconds] * times)
+
     def heal(self) -> None:
         with self._lock:
             self._failures.clear()
+            self._delays.clear()
 
     # --- request handling --------------------------------------------------------------------------
 
@@ -139,6 +146,10 @@ class FakeSlack:
         with self._lock:
             self.calls.append(method)
             failure = self._take_failure(method)
+            delays = self._delays.get(method)
+            delay = delays.pop(0) if delays else 0.0
+        if delay:
+            time.sleep(delay)  # the request is handled after the pause, even if the client has gone
         if failure is not None:
             headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
             body = {"ok": False, "error": failure.error or ("ratelimited" if failure.status == 429 else "fatal_error")}

@@ -22,6 +22,8 @@ from pathlib import Path
 
 import httpx
 
+from watcher.suites import reaper
+
 # Inherited from the watcher's own environment; everything else is dropped.
 BASE_ALLOW = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
 # Installers also need their own configuration, certificates and proxies.
@@ -121,6 +123,7 @@ def kill_group(proc: subprocess.Popen[bytes], grace: float = STOP_GRACE_SECONDS)
         deadline = time.monotonic() + wait
         while time.monotonic() < deadline:
             if proc.poll() is not None and not group_alive(pgid):
+                reaper.untrack(proc.pid)
                 return
             time.sleep(0.05)
     proc.poll()
@@ -183,6 +186,7 @@ def run_command(
                 stderr=log,
                 start_new_session=True,
             )
+            reaper.track(proc.pid)
         except OSError as exc:
             log.write(f"cannot start {command[0]}: {exc}\n".encode())
             log.flush()
@@ -317,6 +321,7 @@ class ServerProcess:
                     stderr=err,
                     start_new_session=True,
                 )
+            reaper.track(self.proc.pid)
         except OSError as exc:
             result.error = f"cannot start {self.command[0]}: {exc}"
             result.seconds = time.monotonic() - started

@@ -60,8 +60,15 @@ def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: thre
         "notice": None,
     }
     if stop is not None and stop.is_set():
-        # Stopped half-way: the run goes back to the queue at the next start (requeue_interrupted).
+        # Stopped half-way: recorded as interrupted, and queued again for the next start.
+        store.interrupt_run(run["id"], report)
         outcome["interrupted"] = True
+        log.warning(
+            "suite run %s (%s against %s) interrupted by shutdown; queued again",
+            run["id"],
+            run["server"],
+            run["sdk_version"],
+        )
         return outcome
     store.finish_run(run["id"], report["verdict"], report, seconds)
     try:

@@ -1,0 +1,222 @@
+"""kill -9 the real service at awkward moments; after a restart nothing is sent twice, nothing is lost,
+no process is left behind, and an interrupted suite run is recorded and run again."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.github_server import FakeGitHub
+from tests.fakes.registry_server import FIXTURES, serve_registry
+from tests.fakes.slack_server import FakeSlack
+from tests.service_kit import start_service, wait_until
+from tests.spec.helpers import serve_spec, spec_config
+from tests.suites.helpers import library_server
+from tests.test_poll_flow import MCP_PAGE, trim_pypi_page
+from watcher.store import Store
+
+pytestmark = pytest.mark.xdist_group("service")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[dict]:
+    root = tmp_path / "registry"
+    shutil.copytree(FIXTURES, root)
+    with (
+        serve_registry(root) as registry,
+        FakeGitHub() as gh,
+        FakeSlack(token="xoxb-crash-test", channels=["#books-mcp"]) as slack,
+    ):
+        serve_spec(gh)
+        yield {"root": root, "registry": registry, "gh": gh, "slack": slack, "page": root / MCP_PAGE}
+
+
+def make_config(world: dict, write_config, **extra) -> Path:
+    spec = spec_config(world["gh"], teams=[{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python"]}])
+    return write_config(
+        {
+            **spec,
+            "sdks": [
+                {"name": "python", "registry": "pypi", "package": "mcp", "url": world["registry"].url("pypi/simple")}
+            ],
+            "slack": {"api_url": world["slack"].api_url, "retries": 0},
+            "schedule": {"poll_minutes": 0.02, "spec_poll_minutes": 60, "deliver_seconds": 0.5},
+            "http_client": {"timeout_seconds": 2, "retries": 0, "backoff_seconds": 0},
+            **extra,
+        }
+    )
+
+
+def keys(slack: FakeSlack) -> list[str]:
+    return [m["metadata"]["event_payload"]["key"] for m in slack.messages]
+
+
+def state_of(config: Path) -> Store:
+    return Store(config.parent / "state" / "watcher.db")
+
+
+def test_kill_mid_poll_then_restart_alerts_once(world, write_config, tmp_path):
+    full = world["page"].read_text()
+    trim_pypi_page(world["page"], "2.0.0rc1")
+    config = make_config(world, write_config)
+    env = {"SLACK_BOT_TOKEN": world["slack"].token}
+    service = start_service(config, env, tmp_path / "one.log")
+    try:
+        service.wait_http()
+        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
+        world["registry"].fail("/pypi/simple/mcp/", hang=True)
+        world["page"].write_text(full)
+        trim_pypi_page(world["page"], "2.0.0")
+        before = world["registry"].stats.by_path["/pypi/simple/mcp/"]
+        wait_until(lambda: world["registry"].stats.by_path["/pypi/simple/mcp/"] > before, message="a poll in flight")
+    finally:
+        service.kill_hard()
+    world["registry"].clear_faults()
+    again = start_service(config, env, tmp_path / "two.log")
+    try:
+        again.wait_http()
+        wait_until(lambda: keys(world["slack"]), message="the rc1 alert after the restart")
+        wait_until(lambda: "poll: 0 new" in again.log(), message="a later, quiet poll")
+    finally:
+        assert again.terminate() == 0
+    assert keys(world["slack"]) == ["release:python:2.0.0rc1:books"]
+
+
+def test_kill_while_slack_is_answering_never_sends_twice(world, write_config, tmp_path):
+    full = world["page"].read_text()
+    trim_pypi_page(world["page"], "2.0.0rc1")
+    config = make_config(world, write_config)
+    env = {"SLACK_BOT_TOKEN": world["slack"].token}
+    service = start_service(config, env, tmp_path / "one.log")
+    try:
+        service.wait_http()
+        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
+        # Slack takes its time: the message is accepted while the watcher dies waiting for the answer.
+        world["slack"].slow_next("chat.postMessage", seconds=3)
+        world["page"].write_text(full)
+        trim_pypi_page(world["page"], "2.0.0")
+        wait_until(lambda: "chat.postMessage" in world["slack"].calls, message="the post under way")
+    finally:
+        service.kill_hard()
+    row = state_of(config).outbox_row("release:python:2.0.0rc1:books")
+    assert row["status"] == "sending", "the outcome is unknown to the watcher"
+    wait_until(lambda: len(world["slack"].messages) == 1, message="Slack to record the message")
+    again = start_service(config, env, tmp_path / "two.log")
+    try:
+        again.wait_http()
+        wait_until(
+            lambda: state_of(config).outbox_row("release:python:2.0.0rc1:books")["status"] == "sent",
+            message="the row recognised as sent",
+        )
+        wait_until(lambda: "poll: 0 new" in again.log(), message="a later poll")
+    finally:
+        assert again.terminate() == 0
+    assert keys(world["slack"]) == ["release:python:2.0.0rc1:books"]
+    assert "conversations.history" in world["slack"].calls
+
+
+def test_slack_down_for_a_long_stretch_delivers_everything_once(world, write_config, tmp_path):
+    full = world["page"].read_text()
+    trim_pypi_page(world["page"], "2.0.0b1")
+    config = make_config(world, write_config)
+    env = {"SLACK_BOT_TOKEN": world["slack"].token}
+    service = start_service(config, env, tmp_path / "one.log")
+    try:
+        service.wait_http()
+        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
+        world["slack"].fail_next("chat.postMessage", status=503, times=10_000)
+        world["page"].write_text(full)
+        trim_pypi_page(world["page"], "2.0.0")  # b1, b2 and rc1 appear while Slack is down
+        wait_until(
+            lambda: (
+                min((r["attempts"] or 0) for r in state_of(config).outbox()) >= 3
+                if state_of(config).outbox()
+                else False
+            ),
+            message="several failed delivery rounds",
+        )
+        assert world["slack"].messages == []
+        metrics = service.get("/metrics").text
+        assert 'mcp_watcher_slack_errors_total{kind="server_error"}' in metrics
+        assert "mcp_watcher_outbox_depth 3.0" in metrics
+        world["slack"].heal()
+        wait_until(lambda: len(world["slack"].messages) == 3, message="delivery after recovery")
+        wait_until(lambda: "mcp_watcher_outbox_depth 0.0" in service.get("/metrics").text, message="empty outbox")
+    finally:
+        assert service.terminate() == 0
+    assert sorted(keys(world["slack"])) == sorted(
+        f"release:python:{v}:books" for v in ("2.0.0b1", "2.0.0b2", "2.0.0rc1")
+    )
+
+
+def _alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+@pytest.mark.slow
+def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_config, tmp_path):
+    """A beta appears, its suite run starts a real server; the watcher dies; the restart cleans up and reruns."""
+    full = world["page"].read_text()
+    trim_pypi_page(world["page"], "2.3.0")
+    shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", tmp_path / "envs"))
+    server = library_server(requirements=["2025-11-25"])
+    config = make_config(
+        world,
+        write_config,
+        servers=[server],
+        suites={"on_stable": True, "envs_dir": str(shared_envs), "runs_dir": str(tmp_path / "runs")},
+    )
+    # The team follows stable releases too, so mcp 2.3.0 (a real, installable version) starts a run.
+    import yaml
+
+    data = yaml.safe_load(config.read_text())
+    data["teams"][0].update({"notify_stable": True, "servers": ["library"]})
+    config.write_text(yaml.safe_dump(data))
+    groups = tmp_path / "runs" / ".process-groups"
+    env = {"SLACK_BOT_TOKEN": world["slack"].token}
+    service = start_service(config, env, tmp_path / "one.log")
+    try:
+        service.wait_http()
+        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
+        world["page"].write_text(full)
+        # The server under test is up (its pid file is written when it starts) — then the crash.
+        wait_until(
+            lambda: groups.is_dir() and any(_alive(int(p.name)) for p in groups.iterdir()),
+            timeout=300,
+            message="a child process group of the suite run",
+        )
+        tracked = [int(p.name) for p in groups.iterdir()]
+    finally:
+        service.kill_hard()
+    assert any(_alive(pgid) for pgid in tracked), "the crash left the suite's children running"
+    assert state_of(config).runs(status="running"), "the run was under way"
+
+    again = start_service(config, env, tmp_path / "two.log")
+    try:
+        again.wait_http()
+        wait_until(lambda: not any(_alive(pgid) for pgid in tracked), timeout=20, message="orphans reaped")
+        done = lambda: state_of(config).runs(status="done", server="library")  # noqa: E731
+        wait_until(done, timeout=400, message="the rerun to finish")
+        reply = "run:library:2.3.0:books"
+        wait_until(lambda: reply in keys(world["slack"]), timeout=30, message="the threaded result")
+    finally:
+        assert again.terminate() == 0
+    assert "interrupted" in again.log() or "re-queued" in again.log()
+    run = done()[0]
+    assert run["verdict"] in ("pass", "fail") and run["report"]["sdk_version"] == "2.3.0"
+    assert keys(world["slack"]).count(reply) == 1
+    alert, result = (
+        m
+        for m in world["slack"].messages
+        if m["metadata"]["event_payload"]["key"] in ("release:python:2.3.0:books", reply)
+    )
+    assert result["thread_ts"] == alert["ts"]
+    assert not any(_alive(pgid) for pgid in tracked)
