@@ -172,7 +172,12 @@ def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_con
         world,
         write_config,
         servers=[server],
-        suites={"on_stable": True, "envs_dir": str(shared_envs), "runs_dir": str(tmp_path / "runs")},
+        suites={
+            "on_stable": True,
+            "on_baseline": False,
+            "envs_dir": str(shared_envs),
+            "runs_dir": str(tmp_path / "runs"),
+        },
     )
     # The team follows stable releases too, so mcp 2.3.0 (a real, installable version) starts a run.
     import yaml

@@ -225,3 +225,27 @@ def test_no_slack_credentials_prints_notices_to_the_console(registry_root, regis
     assert "notice for books → #books-mcp" in out and "New pre-release: mcp 2.0.0rc1" in out
     store = Store(Path(config).parent / "state" / "watcher.db")
     assert {r["status"] for r in store.outbox()} == {"console"}
+
+
+def test_a_baselined_sdk_runs_its_servers_once_against_its_newest_version(registry, write_config, capsys, tmp_path):
+    data = config_for(registry, None)
+    data["teams"][0]["servers"] = ["library"]
+    data["servers"] = [
+        {
+            "name": "library",
+            "team": "books",
+            "sdk": "python",
+            "language": "python",
+            "path": str(tmp_path),
+            "start": ["python", "-m", "library_server", "--port", "{port}"],
+            "baseline_sdk_version": "2.2.0",
+        }
+    ]
+    config = write_config(data)
+    code, result = poll_json(config, capsys, "--no-deliver")
+    assert result["baseline"] is True
+    assert result["queued_runs"] == ["library@2.3.0"], "the newest mcp in the recorded page"
+    run = Store(Path(config).parent / "state" / "watcher.db").runs(status="queued")[0]
+    assert run["trigger"] == "baseline:python:2.3.0"
+    # A later poll with nothing new queues nothing more.
+    assert poll_json(config, capsys, "--no-deliver")[1]["queued_runs"] == []

@@ -98,16 +98,12 @@ def open_state(loaded: LoadedConfig) -> Store:
 def cmd_poll(args: argparse.Namespace) -> int:
     from watcher.notify.delivery import deliver_outbox, make_sink
     from watcher.poller import poll_all
-    from watcher.suites.worker import queue_for_release
+    from watcher.suites.worker import queue_after_poll
 
     loaded = load_config(args.config)
     store = open_state(loaded)
     result = asyncio.run(poll_all(loaded, store))
-    queued = [
-        name
-        for release in result.new
-        for name in queue_for_release(loaded, store, release["sdk"], release["version"], release["prerelease"])
-    ]
+    queued = queue_after_poll(loaded, store, result.new, result.baseline_newest)
     delivered = None
     if not args.no_deliver:
         sink = make_sink(

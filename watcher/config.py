@@ -149,6 +149,8 @@ class SuiteSettings(_Strict):
     """Artifacts kept per server; older run folders are deleted."""
     on_stable: bool = False
     """Also run the suites for new stable releases, not only pre-releases."""
+    on_baseline: bool = True
+    """When an SDK is first seen (baseline), run its servers once against its newest version."""
 
 
 class DigestSettings(_Strict):

@@ -15,7 +15,7 @@ from watcher.notify.render import release_notice
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
 from watcher.store import Notice, Store, iso, utcnow
-from watcher.versions import is_ignored
+from watcher.versions import is_ignored, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,8 @@ class SourceOutcome:
     requests: int = 0
     bytes: int = 0
     not_modified: int = 0
+    newest: str | None = None
+    """The newest version listed (pre-releases included, yanked ones not): where a baseline run starts."""
 
 
 @dataclass
@@ -43,6 +45,11 @@ class PollResult:
     @property
     def new(self) -> list[dict[str, Any]]:
         return [release for o in self.outcomes for release in o.new]
+
+    @property
+    def baseline_newest(self) -> dict[str, str]:
+        """SDKs baselined by this poll → their newest version."""
+        return {o.sdk: o.newest for o in self.outcomes if o.baseline and o.newest}
 
     @property
     def failed(self) -> list[dict[str, str]]:
@@ -120,6 +127,8 @@ def record(
         releases = [r for r in releases if not is_ignored(sdk.registry, r.version)]
         if not releases:
             outcome.ok, outcome.error = False, f"{sdk.registry} listed no versions of {sdk.package}"
+        listed = [r.version for r in releases if not r.yanked]
+        outcome.newest = max(listed, key=lambda v: sort_key(sdk.registry, v)) if listed else None
     with store.transaction() as db:
         if outcome.ok and releases is not None:
             known = store.known_versions(sdk.name, sdk.package)

@@ -36,11 +36,12 @@ class Service:
 
     def poll_sdks(self) -> None:
         from watcher.poller import poll_all
-        from watcher.suites.worker import queue_for_release
+        from watcher.suites.worker import queue_after_poll
 
         result = asyncio.run(poll_all(self.loaded, self.store))
-        for release in result.new:
-            queue_for_release(self.loaded, self.store, release["sdk"], release["version"], release["prerelease"])
+        queued = queue_after_poll(self.loaded, self.store, result.new, result.baseline_newest)
+        if queued:
+            log.info("suite runs queued: %s", ", ".join(queued))
         log.info(
             "poll: %d new version(s), %d source(s) failed%s",
             len(result.new),

@@ -36,6 +36,25 @@ def queue_for_release(loaded: LoadedConfig, store: Store, sdk: str, version: str
     ]
 
 
+def queue_after_poll(
+    loaded: LoadedConfig, store: Store, new: list[dict[str, Any]], baseline_newest: dict[str, str]
+) -> list[str]:
+    """The runs a poll leads to: one per server for each new version, and — when an SDK was just
+    baselined and `suites.on_baseline` is set — one per server against that SDK's newest version, so a
+    team learns where it stands from the start. Returns "server@version" for each run newly queued."""
+    queued = [
+        f"{name}@{release['version']}"
+        for release in new
+        for name in queue_for_release(loaded, store, release["sdk"], release["version"], release["prerelease"])
+    ]
+    if loaded.config.suites.on_baseline:
+        for sdk, version in baseline_newest.items():
+            for server in loaded.config.servers:
+                if server.sdk == sdk and store.queue_run(server.name, sdk, version, f"baseline:{sdk}:{version}"):
+                    queued.append(f"{server.name}@{version}")
+    return queued
+
+
 def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: threading.Event | None) -> dict[str, Any]:
     started = time.monotonic()
     try:
