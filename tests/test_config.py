@@ -78,3 +78,19 @@ def test_slack_secrets_come_from_environment_or_file_and_never_print(tmp_path: P
     assert "xoxb-secret" not in repr(creds)
     assert "MY_TOKEN" in secret_env_names(config)
     assert not slack_credentials(parse_config("{}").slack, {}).any
+
+
+def test_json_log_lines_carry_ids_and_mask_secrets(monkeypatch: pytest.MonkeyPatch):
+    import json
+    import logging
+
+    from watcher.logs import JsonFormatter, RedactingFilter
+
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-live-secret")
+    record = logging.LogRecord("watcher.poller", logging.WARNING, __file__, 1, "poll of %s failed: %s", None, None)
+    record.args = ("python", "token xoxb-live-secret rejected")
+    record.source = "python"
+    RedactingFilter().filter(record)
+    line = json.loads(JsonFormatter().format(record))
+    assert line["source"] == "python" and line["level"] == "WARNING"
+    assert "xoxb-live-secret" not in line["message"] and "[secret]" in line["message"]

@@ -168,9 +168,14 @@ def record(
             }
         )
     if outcome.baseline:
-        log.info("baseline taken for %s: %d versions recorded, no alerts for history", sdk.name, len(releases or []))
+        log.info(
+            "baseline taken for %s: %d versions recorded, no alerts for history",
+            sdk.name,
+            len(releases or []),
+            extra={"source": sdk.name},
+        )
     elif not outcome.ok:
-        log.warning("poll of %s failed: %s (last good data kept)", sdk.name, outcome.error)
+        log.warning("poll of %s failed: %s (last good data kept)", sdk.name, outcome.error, extra={"source": sdk.name})
     return outcome
 
 

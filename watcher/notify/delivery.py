@@ -286,14 +286,26 @@ def deliver_outbox(store: Store, sink: Sink, limit: int | None = None) -> Delive
             if exc.permanent:
                 store.update_outbox(row["id"], status="failed", last_error=exc.reason)
                 report.failed[row["key"]] = exc.reason
-                log.error("notice %s to %s failed for good: %s", row["key"], row["channel"], exc.reason)
+                log.error(
+                    "notice %s to %s failed for good: %s",
+                    row["key"],
+                    row["channel"],
+                    exc.reason,
+                    extra={"notice": row["key"]},
+                )
                 continue
             # Back to "queued" only if nothing reached Slack; a posted message keeps its state.
             current = store.outbox_row(row["key"])
             status = "posted" if current and current["status"] == "posted" else "queued"
             store.update_outbox(row["id"], status=status, last_error=exc.reason)
             report.retry_later[row["key"]] = exc.reason
-            log.warning("notice %s to %s not delivered yet: %s", row["key"], row["channel"], exc.reason)
+            log.warning(
+                "notice %s to %s not delivered yet: %s",
+                row["key"],
+                row["channel"],
+                exc.reason,
+                extra={"notice": row["key"]},
+            )
             if exc.auth:
                 log.error("Slack rejected the credentials (%s): delivery paused, notices kept", exc.reason)
                 break

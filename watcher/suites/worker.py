@@ -87,13 +87,14 @@ def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: thre
             run["id"],
             run["server"],
             run["sdk_version"],
+            extra={"server": run["server"], "run_id": run["id"]},
         )
         return outcome
     store.finish_run(run["id"], report["verdict"], report, seconds)
     try:
         notice = result_notice(loaded, report)
     except ConfigError as exc:
-        log.warning("no notice for run %s: %s", run["id"], exc)
+        log.warning("no notice for run %s: %s", run["id"], exc, extra={"server": run["server"], "run_id": run["id"]})
         return outcome
     store.enqueue(notice)
     outcome["notice"] = notice.key
@@ -115,7 +116,13 @@ def process_queue(loaded: LoadedConfig, store: Store, stop: threading.Event | No
                 run = store.claim_run()
                 if run is None:
                     break
-                log.info("suite run %s: %s against %s", run["id"], run["server"], run["sdk_version"])
+                log.info(
+                    "suite run %s: %s against %s",
+                    run["id"],
+                    run["server"],
+                    run["sdk_version"],
+                    extra={"server": run["server"], "run_id": run["id"]},
+                )
                 running.add(pool.submit(_execute, loaded, store, run, stop))
             if not running:
                 return outcomes
