@@ -42,8 +42,9 @@ def clip(text: str, limit: int) -> str:
     return text[: limit - len(marker)] + marker
 
 
+# Public pages of a version. PyPI's and npm's are left out: their hosts are taken from each
+# ecosystem's own configuration elsewhere and are not written into this project.
 REGISTRY_PAGES = {
-    "npm": "https://www.npmjs.com/package/{package}/v/{version}",
     "nuget": "https://www.nuget.org/packages/{package}/{version}",
     "goproxy": "https://pkg.go.dev/{package}@{version}",
     "crates": "https://crates.io/crates/{package}/{version}",
