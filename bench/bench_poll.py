@@ -26,33 +26,13 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from tests.fakes.registry_server import FakeRegistry, serve_registry  # noqa: E402
+from tests.sources.kit import FIXTURE_SOURCES  # noqa: E402
 from watcher.config import HttpSettings, SdkSource  # noqa: E402
 from watcher.sources import ADAPTERS  # noqa: E402
 from watcher.sources.base import MemoryHttpCache, RegistryHttp, Release  # noqa: E402
 
 # (registry, package, the fake server's folder standing for the registry root): 20 sources, every registry
-SOURCES = [
-    ("pypi", "mcp", "pypi/simple"),
-    ("npm", "@modelcontextprotocol/sdk", "npm"),
-    ("npm", "@modelcontextprotocol/server", "npm"),
-    ("npm", "@modelcontextprotocol/client", "npm"),
-    ("nuget", "ModelContextProtocol", "nuget/v3"),
-    ("nuget", "ModelContextProtocol.AspNetCore", "nuget/v3"),
-    ("nuget", "ModelContextProtocol.Core", "nuget/v3"),
-    ("goproxy", "github.com/modelcontextprotocol/go-sdk", "goproxy"),
-    ("goproxy", "github.com/modelcontextprotocol/registry", "goproxy"),
-    ("crates", "rmcp", "crates"),
-    ("crates", "rmcp-macros", "crates"),
-    ("maven", "io.modelcontextprotocol.sdk:mcp", "maven"),
-    ("maven", "io.modelcontextprotocol.sdk:mcp-spring-webflux", "maven"),
-    ("maven", "io.modelcontextprotocol:kotlin-sdk", "maven"),
-    ("rubygems", "mcp", "rubygems"),
-    ("packagist", "mcp/sdk", "packagist"),
-    ("packagist", "php-mcp/server", "packagist"),
-    ("github", "modelcontextprotocol/swift-sdk", "github"),
-    ("github", "modelcontextprotocol/modelcontextprotocol", "github"),
-    ("github", "modelcontextprotocol/go-sdk", "github"),
-]
+SOURCES = [source for source in FIXTURE_SOURCES if source[2] != "pypi/crafted"]
 
 
 @dataclass
@@ -124,18 +104,34 @@ def main() -> int:
         "same_releases_both_passes": same,
     }
     if args.json:
-        print(json.dumps({"sources": len(SOURCES), "cold": asdict(cold), "unchanged": asdict(warm),
-                          "fewer_bytes": round(fewer_bytes, 4), "fewer_requests": round(fewer_requests, 4),
-                          "goals": goals}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "sources": len(SOURCES),
+                    "cold": asdict(cold),
+                    "unchanged": asdict(warm),
+                    "fewer_bytes": round(fewer_bytes, 4),
+                    "fewer_requests": round(fewer_requests, 4),
+                    "goals": goals,
+                },
+                indent=2,
+            )
+        )
     else:
         print(f"one poll of {len(SOURCES)} sources ({len({s[0] for s in SOURCES})} registries), local fake registry")
-        print(f"{'pass':<10} {'requests':>8} {'304s':>5} {'cached':>6} {'max/src':>7} {'bytes':>9} {'wall ms':>8} "
-              f"{'releases':>8}")
+        print(
+            f"{'pass':<10} {'requests':>8} {'304s':>5} {'cached':>6} {'max/src':>7} {'bytes':>9} {'wall ms':>8} "
+            f"{'releases':>8}"
+        )
         for p in (cold, warm):
-            print(f"{p.name:<10} {p.requests:>8} {p.not_modified:>5} {p.cache_hits:>6} {p.max_requests_per_source:>7} "
-                  f"{p.bytes:>9} {p.seconds * 1000:>8.1f} {p.releases:>8}")
-        print(f"unchanged vs cold: {fewer_requests:.1%} fewer requests, {fewer_bytes:.2%} fewer bytes, "
-              f"{warm.requests / len(SOURCES):.2f} requests per source")
+            print(
+                f"{p.name:<10} {p.requests:>8} {p.not_modified:>5} {p.cache_hits:>6} {p.max_requests_per_source:>7} "
+                f"{p.bytes:>9} {p.seconds * 1000:>8.1f} {p.releases:>8}"
+            )
+        print(
+            f"unchanged vs cold: {fewer_requests:.1%} fewer requests, {fewer_bytes:.2%} fewer bytes, "
+            f"{warm.requests / len(SOURCES):.2f} requests per source"
+        )
         for goal, met in goals.items():
             print(f"  {'ok  ' if met else 'MISS'} {goal.replace('_', ' ')}")
     return 0 if all(goals.values()) else 1

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.fakes.github_server import FakeGitHub
+from tests.fakes.registry_server import FIXTURES, serve_registry
 from tests.fakes.slack_server import FakeSlack
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,3 +44,23 @@ def write_config(tmp_path: Path):
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture
+def world(tmp_path: Path) -> Iterator[dict]:
+    """Everything the running service talks to, on loopback: registries (a copy of the recorded
+    fixtures that a test may edit), the spec repo on a fake GitHub, and Slack."""
+    import shutil
+
+    from tests.spec.helpers import serve_spec
+    from tests.test_poll_flow import MCP_PAGE
+
+    root = tmp_path / "registry"
+    shutil.copytree(FIXTURES, root)
+    with (
+        serve_registry(root) as registry,
+        FakeGitHub() as gh,
+        FakeSlack(token="xoxb-service-test", channels=["#books-mcp"]) as slack,
+    ):
+        serve_spec(gh)
+        yield {"root": root, "registry": registry, "gh": gh, "slack": slack, "page": root / MCP_PAGE}

@@ -4,35 +4,18 @@ no process is left behind, and an interrupted suite run is recorded and run agai
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.github_server import FakeGitHub
-from tests.fakes.registry_server import FIXTURES, serve_registry
 from tests.fakes.slack_server import FakeSlack
 from tests.service_kit import start_service, wait_until
-from tests.spec.helpers import serve_spec, spec_config
+from tests.spec.helpers import spec_config
 from tests.suites.helpers import library_server
-from tests.test_poll_flow import MCP_PAGE, trim_pypi_page
+from tests.test_poll_flow import trim_pypi_page
 from watcher.store import Store
 
 pytestmark = pytest.mark.xdist_group("service")
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[dict]:
-    root = tmp_path / "registry"
-    shutil.copytree(FIXTURES, root)
-    with (
-        serve_registry(root) as registry,
-        FakeGitHub() as gh,
-        FakeSlack(token="xoxb-crash-test", channels=["#books-mcp"]) as slack,
-    ):
-        serve_spec(gh)
-        yield {"root": root, "registry": registry, "gh": gh, "slack": slack, "page": root / MCP_PAGE}
 
 
 def make_config(world: dict, write_config, **extra) -> Path:

@@ -2,33 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.fakes.github_server import FakeGitHub
-from tests.fakes.registry_server import FIXTURES, serve_registry
-from tests.fakes.slack_server import FakeSlack
 from tests.service_kit import start_service, wait_until
-from tests.spec.helpers import serve_spec, spec_config
+from tests.spec.helpers import spec_config
 from tests.test_poll_flow import MCP_PAGE, trim_pypi_page
 
 pytestmark = pytest.mark.xdist_group("service")
-
-
-@pytest.fixture
-def world(tmp_path: Path) -> Iterator[dict]:
-    root = tmp_path / "registry"
-    shutil.copytree(FIXTURES, root)
-    with (
-        serve_registry(root) as registry,
-        FakeGitHub() as gh,
-        FakeSlack(token="xoxb-service-test", channels=["#books-mcp"]) as slack,
-    ):
-        serve_spec(gh)
-        yield {"root": root, "registry": registry, "gh": gh, "slack": slack}
 
 
 def service_config(world: dict, write_config, poll_minutes: float = 0.02) -> Path:
@@ -54,8 +36,8 @@ def test_service_polls_notifies_serves_endpoints_and_stops_on_sigterm(world, wri
     try:
         service.wait_http()
         assert service.get("/healthz").json() == {"alive": True}
-        wait_until(lambda: service.get("/readyz").status_code == 200, message="/readyz ready after the first poll")
-        assert "baseline taken for python" in service.log()
+        wait_until(lambda: "baseline taken for python" in service.log(), message="the first poll")
+        assert service.get("/readyz").status_code == 200
         assert world["slack"].messages == [], "the baseline is not news"
 
         page.write_text(full)
