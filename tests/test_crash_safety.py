@@ -146,7 +146,8 @@ def _alive(pgid: int) -> bool:
 
 @pytest.mark.slow
 def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_config, tmp_path):
-    """A beta appears, its suite run starts a real server; the watcher dies; the restart cleans up and reruns."""
+    """A release its team tests appears, its suite run starts a real server; the watcher dies; the restart
+    cleans up and reruns."""
     full = world["page"].read_text()
     trim_pypi_page(world["page"], "2.3.0")
     shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", tmp_path / "envs"))
@@ -208,3 +209,53 @@ def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_con
     )
     assert result["thread_ts"] == alert["ts"]
     assert not any(_alive(pgid) for pgid in tracked)
+
+
+@pytest.mark.slow
+def test_a_beta_seen_by_poll_gets_one_threaded_result_even_across_a_sigterm(world, write_config, tmp_path):
+    """mcp 2.0.0rc1 appears: alert, suite run on the real SDK beta; SIGTERM mid-run records it as interrupted
+    and kills its processes; the next start reruns it and replies once in the alert's thread."""
+    full = world["page"].read_text()
+    trim_pypi_page(world["page"], "2.0.0rc1")
+    shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", tmp_path / "envs"))
+    config = make_config(
+        world,
+        write_config,
+        servers=[library_server(requirements=["2025-11-25"])],
+        suites={"on_baseline": False, "envs_dir": str(shared_envs), "runs_dir": str(tmp_path / "runs")},
+    )
+    groups = tmp_path / "runs" / ".process-groups"
+    env = {"SLACK_BOT_TOKEN": world["slack"].token}
+    service = start_service(config, env, tmp_path / "one.log")
+    try:
+        service.wait_http()
+        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
+        world["page"].write_text(full)
+        trim_pypi_page(world["page"], "2.0.0")  # the release candidate, nothing after it
+        wait_until(
+            lambda: groups.is_dir() and any(_alive(int(p.name)) for p in groups.iterdir()),
+            timeout=300,
+            message="the suite run's first child process",
+        )
+        tracked = [int(p.name) for p in groups.iterdir()]
+        assert service.terminate(timeout=60) == 0
+    finally:
+        service.stop()
+    assert not any(_alive(pgid) for pgid in tracked), "SIGTERM left a child of the suite run behind"
+    run = state_of(config).runs(server="library")[0]
+    assert (run["status"], run["verdict"]) == ("queued", "interrupted")
+    assert "interrupted by shutdown" in service.log()
+
+    again = start_service(config, env, tmp_path / "two.log")
+    reply = "run:library:2.0.0rc1:books"
+    try:
+        again.wait_http()
+        wait_until(lambda: reply in keys(world["slack"]), timeout=400, message="the threaded result")
+    finally:
+        assert again.terminate() == 0
+    assert keys(world["slack"]) == ["release:python:2.0.0rc1:books", reply]
+    alert, result = world["slack"].messages
+    assert result["thread_ts"] == alert["ts"]
+    assert "2.0.0rc1" in result["text"]
+    finished = state_of(config).runs(server="library")[0]
+    assert finished["status"] == "done" and finished["verdict"] in ("pass", "fail")
