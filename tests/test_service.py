@@ -73,3 +73,40 @@ def test_readyz_turns_unready_when_polls_fail_and_ready_again_after(world, write
         wait_until(lambda: service.get("/readyz").status_code == 200, timeout=20, message="ready again")
     finally:
         assert service.terminate() == 0
+
+
+def test_a_digest_missed_while_down_goes_out_once_from_the_running_service(world, write_config, tmp_path):
+    from datetime import UTC, datetime, timedelta
+
+    import yaml
+
+    now = datetime.now(UTC)
+    week_start = (now - timedelta(days=now.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)
+    due = max(now - timedelta(minutes=10), week_start)  # this week's digest time passed while "down"
+    config = service_config(world, write_config)
+    data = yaml.safe_load(config.read_text())
+    data["digest"] = {"day_of_week": due.strftime("%a").lower(), "hour": due.hour, "minute": due.minute}
+    config.write_text(yaml.safe_dump(data))
+    env = {"SLACK_BOT_TOKEN": world["slack"].token}
+    week = "{}-W{:02d}".format(*due.isocalendar()[:2])
+
+    def digests() -> list[dict]:
+        return [m for m in world["slack"].messages if m["metadata"]["event_payload"]["key"].startswith("digest:")]
+
+    for attempt in ("first", "second"):
+        service = start_service(config, env, tmp_path / f"{attempt}.log")
+        try:
+            service.wait_http()
+            wait_until(lambda s=service: "digest check:" in s.log(), message="the catch-up after the spec poll")
+            if attempt == "first":
+                wait_until(lambda: digests() and world["slack"].files, message="the digest with its picture")
+            else:
+                assert "digest check: nothing due" in service.log()
+        finally:
+            assert service.terminate() == 0
+    first = digests()[0]
+    assert first["metadata"]["event_payload"]["key"] == f"digest:books:{week}"
+    assert [m for m in digests() if m["thread_ts"] is None] == [first], "one digest for the week, not two"
+    assert "Roots" in str(first["blocks"]) + "".join(str(m["blocks"]) for m in digests())
+    picture = world["slack"].files[0]
+    assert picture["content"].startswith(b"\x89PNG") and picture["thread_ts"] == first["ts"]

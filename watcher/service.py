@@ -31,6 +31,7 @@ class Service:
 
     def __post_init__(self) -> None:
         self.delivery_lock = threading.Lock()
+        self.digest_caught_up = False
 
     # --- jobs ----------------------------------------------------------------------------------------
 
@@ -55,11 +56,18 @@ class Service:
     def poll_spec(self) -> None:
         from watcher.spec.watch import poll_spec
 
-        started = utcnow()
-        summary = asyncio.run(_with_client(lambda client: poll_spec(self.loaded, self.store, client)))
-        self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
-        log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
-        self.deliver()
+        try:
+            started = utcnow()
+            summary = asyncio.run(_with_client(lambda client: poll_spec(self.loaded, self.store, client)))
+            self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
+            log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
+            self.deliver()
+        finally:
+            # A digest missed while the service was down goes out once at start, after the spec was read
+            # (APScheduler's in-memory job store forgets missed cron times across a restart).
+            if not self.digest_caught_up:
+                self.digest_caught_up = True
+                self.send_digest()
 
     def deliver(self) -> None:
         # One delivery pass at a time: two threads must not pick the same queued row.
@@ -84,7 +92,8 @@ class Service:
     def send_digest(self) -> None:
         from watcher.notify.digest_service import send_due_digests
 
-        send_due_digests(self.loaded, self.store)
+        queued = send_due_digests(self.loaded, self.store)
+        log.info("digest check: %s", f"queued {', '.join(queued)}" if queued else "nothing due")
         self.deliver()
 
     # --- wiring --------------------------------------------------------------------------------------
@@ -142,8 +151,10 @@ class Service:
             )
         from watcher.notify.digest_service import register_digest_job
 
-        # A cron job for the weekly time, plus a catch-up run at start (the in-memory job store forgets misfires).
-        register_digest_job(scheduler, self.loaded.config.digest, self.guarded("digest", self.send_digest))
+        # The weekly cron job; the catch-up at start follows the first spec poll (see poll_spec).
+        register_digest_job(
+            scheduler, self.loaded.config.digest, self.guarded("digest", self.send_digest), catch_up=False
+        )
         return scheduler
 
 
@@ -166,7 +177,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     if interrupted:
         log.warning("re-queued %d suite run(s) interrupted by the last stop", len(interrupted))
     if once:
-        for name, job, _ in [*service.jobs(), ("digest", service.send_digest, {})]:
+        for name, job, _ in service.jobs():
             service.guarded(name, job)()
         return 0
     scheduler = service.scheduler()
