@@ -6,6 +6,7 @@ one threaded reply in the outbox for the server's team.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 import time
@@ -93,6 +94,9 @@ def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: thre
     store.finish_run(run["id"], report["verdict"], report, seconds)
     try:
         notice = result_notice(loaded, report)
+        if str(run.get("trigger") or "").startswith("baseline:"):
+            # A first look at an SDK the watcher just started following: no beta alert to reply to.
+            notice = dataclasses.replace(notice, thread_of=None)
     except ConfigError as exc:
         log.warning("no notice for run %s: %s", run["id"], exc, extra={"server": run["server"], "run_id": run["id"]})
         return outcome
