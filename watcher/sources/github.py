@@ -11,6 +11,7 @@ it never appears in errors or logs.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from datetime import datetime
 
 from watcher.config import SdkSource
@@ -34,11 +35,14 @@ class GithubRelease(Model):
     prerelease: bool = False
     published_at: datetime | None = None
     created_at: datetime | None = None
+    html_url: str | None = None
 
 
-def headers() -> dict[str, str]:
+def headers(token_env: str | None = TOKEN_ENV, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """GitHub API headers; the token from ``token_env`` when set (it raises the rate limit)."""
+    env = os.environ if environ is None else environ
     result = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-    token = os.environ.get(TOKEN_ENV, "").strip()
+    token = (env.get(token_env) or "").strip() if token_env else ""
     if token:
         result["Authorization"] = f"Bearer {token}"
     return result

@@ -1,23 +1,23 @@
 """Spec revisions from the spec repo's GitHub releases: ``YYYY-MM-DD`` finals and ``YYYY-MM-DD-RC`` pre-releases.
 
 Current is the newest revision released as a final (not a pre-release). Drafts and tags of another shape
-are ignored. The GitHub response is read through a small pydantic model so that a changed response is a
+are ignored. The GitHub response is read through the GitHub source's pydantic model so that a changed response is a
 clear ``SourceError``, not a KeyError later.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from datetime import UTC, date, datetime
+from datetime import UTC, date
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from watcher.config import SpecSettings
 from watcher.sources.base import RegistryHttp, SourceError
+from watcher.sources.github import GithubRelease, headers
 
 TAG = re.compile(r"^v?(?P<revision>\d{4}-\d{2}-\d{2})(?:-(?P<suffix>(?:rc|RC)[.-]?\d*))?$")
 
@@ -43,18 +43,7 @@ class SpecRevision:
         return cls(**{**data, "released": date.fromisoformat(data["released"])})
 
 
-class _GitHubRelease(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-    tag_name: str
-    name: str | None = None
-    draft: bool = False
-    prerelease: bool = False
-    published_at: datetime | None = None
-    created_at: datetime | None = None
-    html_url: str | None = None
-
-
-_RELEASES = TypeAdapter(list[_GitHubRelease])
+_RELEASES = TypeAdapter(list[GithubRelease])
 
 
 def parse_releases(data: Any, source: str = "releases") -> list[SpecRevision]:
@@ -106,12 +95,7 @@ def new_revisions(before: Sequence[SpecRevision], after: Sequence[SpecRevision])
 
 
 def github_headers(settings: SpecSettings, environ: dict[str, str] | None = None) -> dict[str, str]:
-    env = os.environ if environ is None else environ
-    headers = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
-    token = env.get(settings.github_token_env) if settings.github_token_env else None
-    if token:
-        headers["Authorization"] = f"Bearer {token.strip()}"
-    return headers
+    return headers(settings.github_token_env, environ)
 
 
 def releases_url(settings: SpecSettings) -> str:
