@@ -35,8 +35,16 @@ def test_pypi_recorded_mcp_has_the_2_0_prerelease_line(registry: FakeRegistry) -
     releases = fetch(source(registry, "pypi", "mcp"))
     got = by_version(releases)
     assert len(releases) == 73
-    assert prereleases(releases) == ["1.2.0rc1", "1.3.0rc1", "2.0.0a1", "2.0.0a2", "2.0.0a3", "2.0.0b1", "2.0.0b2",
-                                     "2.0.0rc1"]
+    assert prereleases(releases) == [
+        "1.2.0rc1",
+        "1.3.0rc1",
+        "2.0.0a1",
+        "2.0.0a2",
+        "2.0.0a3",
+        "2.0.0b1",
+        "2.0.0b2",
+        "2.0.0rc1",
+    ]
     # release time = the earliest upload among the release's files
     assert got["2.0.0a1"].published == utc(2026, 6, 11, 9, 55, 46, 823537)
     assert got["2.0.0rc1"].published == utc(2026, 7, 27, 13, 35, 13, 997438)
@@ -60,7 +68,13 @@ def test_pypi_crafted_yanked_and_fileless_releases(registry: FakeRegistry) -> No
     assert got["2.2.0.dev1"].prerelease and got["2.2.0.dev1"].published is None
     assert got["2.2.0.dev1"].note == "listed without files"
     assert [v for v, r in got.items() if r.prerelease and v.startswith("2.0.0")] == [
-        "2.0.0a1", "2.0.0a2", "2.0.0a3", "2.0.0b1", "2.0.0b2", "2.0.0rc1"]
+        "2.0.0a1",
+        "2.0.0a2",
+        "2.0.0a3",
+        "2.0.0b1",
+        "2.0.0b2",
+        "2.0.0rc1",
+    ]
 
 
 def test_npm_recorded_v1_sdk(registry: FakeRegistry) -> None:
@@ -77,8 +91,16 @@ def test_npm_recorded_v1_sdk(registry: FakeRegistry) -> None:
 def test_npm_recorded_v2_server_times_out_of_version_order(registry: FakeRegistry) -> None:
     releases = fetch(source(registry, "npm", "@modelcontextprotocol/server"))
     got = by_version(releases)
-    assert prereleases(releases) == ["2.0.0-alpha.2", "2.0.0-alpha.3", "2.0.0-alpha.4", "2.0.0-beta.1",
-                                     "2.0.0-beta.2", "2.0.0-beta.3", "2.0.0-beta.4", "2.0.0-beta.5"]
+    assert prereleases(releases) == [
+        "2.0.0-alpha.2",
+        "2.0.0-alpha.3",
+        "2.0.0-alpha.4",
+        "2.0.0-beta.1",
+        "2.0.0-beta.2",
+        "2.0.0-beta.3",
+        "2.0.0-beta.4",
+        "2.0.0-beta.5",
+    ]
     # the registry's times are per version, not in version order: each keeps its own
     assert got["2.0.0-beta.1"].published == utc(2026, 8, 24, 1, 21, 19, 551000)
     assert got["2.0.0"].published == utc(2026, 7, 29, 9, 15, 9, 194000)
@@ -97,9 +119,17 @@ def test_npm_deprecated_and_unpublished_versions(registry: FakeRegistry) -> None
 def test_nuget_inlined_registration(registry: FakeRegistry) -> None:
     releases = fetch(source(registry, "nuget", "ModelContextProtocol"))
     got = by_version(releases)
-    assert prereleases(releases) == ["0.1.0-preview.1", "0.1.0-preview.2", "0.1.0-preview.4", "0.2.0-preview.1",
-                                     "0.3.0-preview.1", "0.4.0-preview.1", "0.9.0-preview.1", "0.9.0-preview.2",
-                                     "2.0.0-preview.1"]
+    assert prereleases(releases) == [
+        "0.1.0-preview.1",
+        "0.1.0-preview.2",
+        "0.1.0-preview.4",
+        "0.2.0-preview.1",
+        "0.3.0-preview.1",
+        "0.4.0-preview.1",
+        "0.9.0-preview.1",
+        "0.9.0-preview.2",
+        "2.0.0-preview.1",
+    ]
     assert got["2.0.0-preview.1"].published == utc(2026, 6, 20, 8, 45, 12, 345000)
     unlisted = got["0.9.0-preview.2"]
     assert unlisted.yanked and unlisted.published is None and unlisted.note == "unlisted"
@@ -112,9 +142,17 @@ def test_nuget_inlined_registration(registry: FakeRegistry) -> None:
 
 def test_nuget_pages_fetched_when_not_inlined(registry: FakeRegistry) -> None:
     releases = fetch(source(registry, "nuget", "ModelContextProtocol.Core"))
-    assert [r.version for r in releases] == ["0.1.0-preview.4", "0.2.0-preview.1", "0.3.0-preview.1",
-                                             "0.4.0-preview.1", "0.9.0-preview.1", "1.0.0", "1.1.0", "1.2.0",
-                                             "2.0.0-preview.1"]
+    assert [r.version for r in releases] == [
+        "0.1.0-preview.4",
+        "0.2.0-preview.1",
+        "0.3.0-preview.1",
+        "0.4.0-preview.1",
+        "0.9.0-preview.1",
+        "1.0.0",
+        "1.1.0",
+        "1.2.0",
+        "2.0.0-preview.1",
+    ]
 
 
 def test_goproxy_versions_times_and_retractions(registry: FakeRegistry) -> None:

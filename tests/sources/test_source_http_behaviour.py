@@ -92,17 +92,33 @@ def test_not_found_is_a_source_error(registry: FakeRegistry) -> None:
     [
         ("pypi", "mcp", "/pypi/simple/mcp/", "not valid JSON"),
         ("npm", "@modelcontextprotocol/sdk", "/npm/@modelcontextprotocol/sdk", "not valid JSON"),
-        ("nuget", "ModelContextProtocol", "/nuget/v3/registration5-gz-semver2/modelcontextprotocol/index.json",
-         "not valid JSON"),
+        (
+            "nuget",
+            "ModelContextProtocol",
+            "/nuget/v3/registration5-gz-semver2/modelcontextprotocol/index.json",
+            "not valid JSON",
+        ),
         ("crates", "rmcp", "/crates/api/v1/crates/rmcp", "not valid JSON"),
-        ("maven", "io.modelcontextprotocol.sdk:mcp", "/maven/io/modelcontextprotocol/sdk/mcp/maven-metadata.xml",
-         "not valid XML"),
+        (
+            "maven",
+            "io.modelcontextprotocol.sdk:mcp",
+            "/maven/io/modelcontextprotocol/sdk/mcp/maven-metadata.xml",
+            "not valid XML",
+        ),
         ("rubygems", "mcp", "/rubygems/api/v1/versions/mcp.json", "not valid JSON"),
         ("packagist", "mcp/sdk", "/packagist/p2/mcp/sdk.json", "not valid JSON"),
-        ("github", "modelcontextprotocol/swift-sdk", "/github/repos/modelcontextprotocol/swift-sdk/releases",
-         "not valid JSON"),
-        ("goproxy", "github.com/modelcontextprotocol/go-sdk",
-         "/goproxy/github.com/modelcontextprotocol/go-sdk/@v/v1.5.0.info", "not valid JSON"),
+        (
+            "github",
+            "modelcontextprotocol/swift-sdk",
+            "/github/repos/modelcontextprotocol/swift-sdk/releases",
+            "not valid JSON",
+        ),
+        (
+            "goproxy",
+            "github.com/modelcontextprotocol/go-sdk",
+            "/goproxy/github.com/modelcontextprotocol/go-sdk/@v/v1.5.0.info",
+            "not valid JSON",
+        ),
     ],
 )
 def test_malformed_body_is_a_source_error_with_the_reason(
@@ -143,34 +159,70 @@ def test_rate_limited_then_ok_succeeds_after_retry_after(registry: FakeRegistry)
 
 GARBAGE = [
     # kind, package, file under the root, body, what the error must name
-    ("pypi", "mcp", "pypi/simple/mcp/index.json",
-     {"meta": {"api-version": "1.1"}, "name": "mcp", "files": [{"filename": "mcp-1.0.0.tar.gz", "hashes": {}}]},
-     "field files.0.url"),
-    ("npm", "left-pad", "npm/left-pad.json", {"name": "left-pad", "versions": {"1.0.0": {"version": 5}}},
-     "field versions.1.0.0.version"),
-    ("npm", "left-pad", "npm/left-pad.json",
-     {"name": "left-pad", "versions": {"1.0.0": {"version": "1.0.0"}}, "time": {"1.0.0": "yesterday"}},
-     "field time.1.0.0"),
-    ("nuget", "Some.Package", "nuget/v3/registration5-gz-semver2/some.package/index.json",
-     {"count": 1, "items": [{"@id": "p", "count": 1, "items": [{"catalogEntry": {"id": "Some.Package"}}]}]},
-     "field items.0.items.0.catalogEntry.version"),
-    ("goproxy", "example.com/mod", "goproxy/example.com/mod/@v/list", "<html>proxy error</html>\n",
-     "line 1 is not a module version"),
+    (
+        "pypi",
+        "mcp",
+        "pypi/simple/mcp/index.json",
+        {"meta": {"api-version": "1.1"}, "name": "mcp", "files": [{"filename": "mcp-1.0.0.tar.gz", "hashes": {}}]},
+        "field files.0.url",
+    ),
+    (
+        "npm",
+        "left-pad",
+        "npm/left-pad.json",
+        {"name": "left-pad", "versions": {"1.0.0": {"version": 5}}},
+        "field versions.1.0.0.version",
+    ),
+    (
+        "npm",
+        "left-pad",
+        "npm/left-pad.json",
+        {"name": "left-pad", "versions": {"1.0.0": {"version": "1.0.0"}}, "time": {"1.0.0": "yesterday"}},
+        "field time.1.0.0",
+    ),
+    (
+        "nuget",
+        "Some.Package",
+        "nuget/v3/registration5-gz-semver2/some.package/index.json",
+        {"count": 1, "items": [{"@id": "p", "count": 1, "items": [{"catalogEntry": {"id": "Some.Package"}}]}]},
+        "field items.0.items.0.catalogEntry.version",
+    ),
+    (
+        "goproxy",
+        "example.com/mod",
+        "goproxy/example.com/mod/@v/list",
+        "<html>proxy error</html>\n",
+        "line 1 is not a module version",
+    ),
     ("goproxy", "example.com/mod", "goproxy/example.com/mod/@v/v1.0.0.info", {"Version": "v1.0.0"}, "field Time"),
-    ("crates", "rmcp", "crates/api/v1/crates/rmcp.json",
-     {"crate": {"name": "rmcp"}, "versions": [{"num": "1.0.0", "created_at": "soon"}]}, "field versions.0.created_at"),
-    ("maven", "g.roup:art", "maven/g/roup/art/maven-metadata.xml", "<html><body>login</body></html>",
-     "root element <html>"),
-    ("maven", "g.roup:art", "maven/g/roup/art/maven-metadata.xml", "<metadata><groupId>g.roup</groupId></metadata>",
-     "field metadata.versioning.versions is missing"),
+    (
+        "crates",
+        "rmcp",
+        "crates/api/v1/crates/rmcp.json",
+        {"crate": {"name": "rmcp"}, "versions": [{"num": "1.0.0", "created_at": "soon"}]},
+        "field versions.0.created_at",
+    ),
+    (
+        "maven",
+        "g.roup:art",
+        "maven/g/roup/art/maven-metadata.xml",
+        "<html><body>login</body></html>",
+        "root element <html>",
+    ),
+    (
+        "maven",
+        "g.roup:art",
+        "maven/g/roup/art/maven-metadata.xml",
+        "<metadata><groupId>g.roup</groupId></metadata>",
+        "field metadata.versioning.versions is missing",
+    ),
     ("rubygems", "mcp", "rubygems/api/v1/versions/mcp.json", {"error": "gone"}, "field (document)"),
     ("packagist", "mcp/sdk", "packagist/p2/mcp/sdk.json", {"packages": {}}, "field packages.mcp/sdk is missing"),
     ("github", "o/r", "github/repos/o/r/releases.json", [{"tag_name": 5}], "field 0.tag_name"),
 ]
 
 
-@pytest.mark.parametrize(("kind", "package", "file", "body", "names"), GARBAGE,
-                         ids=[f"{g[0]}:{g[4]}" for g in GARBAGE])
+@pytest.mark.parametrize(("kind", "package", "file", "body", "names"), GARBAGE, ids=[f"{g[0]}:{g[4]}" for g in GARBAGE])
 def test_wrong_shape_is_a_source_error_naming_url_and_field(
     tmp_path: Path, kind: str, package: str, file: str, body: object, names: str
 ) -> None:

@@ -93,13 +93,29 @@ def test_only_moving_builds_are_ignored(registry: str, version: str, expected: b
 ORDER_CASES = [
     ("pypi", ["1.29.0", "2.0.0a1", "2.0.0a2", "2.0.0a3", "2.0.0b1", "2.0.0b2", "2.0.0rc1", "2.0.0", "2.0.1", "2.1.0"]),
     ("npm", ["2.0.0-alpha.2", "2.0.0-alpha.10", "2.0.0-beta.1", "2.0.0-beta.5", "2.0.0", "2.1.0", "2.10.0"]),
-    ("nuget", ["0.9.0-preview.1", "0.9.0-Preview.2", "0.9.0-preview.10", "0.9.0", "1.0.0", "1.0.0.1",
-               "2.0.0-preview.1"]),
+    (
+        "nuget",
+        ["0.9.0-preview.1", "0.9.0-Preview.2", "0.9.0-preview.10", "0.9.0", "1.0.0", "1.0.0.1", "2.0.0-preview.1"],
+    ),
     ("goproxy", ["v1.5.0", "v1.6.0-pre.1", "v1.6.0-pre.2", "v1.6.0", "v1.10.0"]),
     ("crates", ["2.2.0", "3.0.0-beta.1", "3.0.0-beta.2", "3.0.0-beta.10", "3.0.0"]),
     ("rubygems", ["0.9", "1.0.0.pre", "1.0.0.rc1", "1.0.0", "1.0.1", "1.10.0"]),
-    ("maven", ["1.2.0", "2.0.0-alpha1", "2.0.0-beta1", "2.0.0-M1", "2.0.0-M3", "2.0.0-RC1", "2.0.0-SNAPSHOT", "2.0.0",
-               "2.0.0-sp1", "2.0.1-M1", "2.1.0"]),
+    (
+        "maven",
+        [
+            "1.2.0",
+            "2.0.0-alpha1",
+            "2.0.0-beta1",
+            "2.0.0-M1",
+            "2.0.0-M3",
+            "2.0.0-RC1",
+            "2.0.0-SNAPSHOT",
+            "2.0.0",
+            "2.0.0-sp1",
+            "2.0.1-M1",
+            "2.1.0",
+        ],
+    ),
     ("packagist", ["v0.2.0", "v0.3.0-dev", "v0.3.0-alpha1", "v0.3.0-beta1", "v0.3.0-RC1", "v0.3.0", "v0.3.0-patch1"]),
     ("github", ["0.9.0", "v0.10", "0.10.1", "0.11.0-rc.1", "0.11.0", "v1.0.0"]),
 ]
@@ -135,8 +151,17 @@ def test_unparseable_versions_are_prereleases_unless_the_registry_says(registry:
     assert versions.is_prerelease(registry, version, registry_flag=False) is False
     assert versions.is_prerelease(registry, version, registry_flag=True) is True
     # they sort below every version the scheme understands
-    good = {"pypi": "0.0.1", "npm": "0.0.1", "crates": "0.0.1", "goproxy": "v0.0.1", "nuget": "0.0.1",
-            "rubygems": "0.0.1", "maven": "0.0.1", "packagist": "0.0.1", "github": "0.0.1"}[registry]
+    good = {
+        "pypi": "0.0.1",
+        "npm": "0.0.1",
+        "crates": "0.0.1",
+        "goproxy": "v0.0.1",
+        "nuget": "0.0.1",
+        "rubygems": "0.0.1",
+        "maven": "0.0.1",
+        "packagist": "0.0.1",
+        "github": "0.0.1",
+    }[registry]
     assert versions.sort_key(registry, version) < versions.sort_key(registry, good)
 
 

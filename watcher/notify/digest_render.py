@@ -281,9 +281,7 @@ def document(digest: Digest) -> Document:
     )
 
     sdk_names = ", ".join(digest.team_sdks) or "none configured"
-    release_intro: list[Line] = [
-        [t(f"Releases of the team's SDKs ({sdk_names}) first seen {since} → {digest.today}.")]
-    ]
+    release_intro: list[Line] = [[t(f"Releases of the team's SDKs ({sdk_names}) first seen {since} → {digest.today}.")]]
     if not digest.releases:
         release_intro.append([t("No new pre-releases or releases.")])
     part_releases = Part("3 · SDKs this week", release_intro, [_release_item(r) for r in digest.releases])
