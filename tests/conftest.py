@@ -52,8 +52,8 @@ def world(tmp_path: Path) -> Iterator[dict]:
     fixtures that a test may edit), the spec repo on a fake GitHub, and Slack."""
     import shutil
 
+    from tests.mcp_history import MCP_PAGE
     from tests.spec.helpers import serve_spec
-    from tests.test_poll_flow import MCP_PAGE
 
     root = tmp_path / "registry"
     shutil.copytree(FIXTURES, root)

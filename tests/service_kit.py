@@ -49,6 +49,10 @@ class ServiceProcess:
             time.sleep(0.1)
         raise AssertionError(f"service did not answer /healthz in {timeout} s:\n{self.log()}")
 
+    def wait_for_log(self, text: str, timeout: float = 30) -> None:
+        """Wait until the service has logged `text`."""
+        wait_until(lambda: text in self.log(), timeout=timeout, message=f"the log line {text!r}")
+
     def log(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.slack_server import FakeSlack
+from tests.mcp_history import McpHistory
 from tests.service_kit import start_service, wait_until
 from tests.spec.helpers import spec_config
 from tests.suites.helpers import library_server
-from tests.test_poll_flow import trim_pypi_page
 from watcher.store import Store
 
 pytestmark = pytest.mark.xdist_group("service")
@@ -43,17 +43,16 @@ def state_of(config: Path) -> Store:
 
 
 def test_kill_mid_poll_then_restart_alerts_once(world, write_config, tmp_path):
-    full = world["page"].read_text()
-    trim_pypi_page(world["page"], "2.0.0rc1")
+    history = McpHistory(world["page"])
+    history.before("2.0.0rc1")
     config = make_config(world, write_config)
     env = {"SLACK_BOT_TOKEN": world["slack"].token}
     service = start_service(config, env, tmp_path / "one.log")
     try:
         service.wait_http()
-        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
+        service.wait_for_log("baseline taken for python")
         world["registry"].fail("/pypi/simple/mcp/", hang=True)
-        world["page"].write_text(full)
-        trim_pypi_page(world["page"], "2.0.0")
+        history.before("2.0.0")
         before = world["registry"].stats.by_path["/pypi/simple/mcp/"]
         wait_until(lambda: world["registry"].stats.by_path["/pypi/simple/mcp/"] > before, message="a poll in flight")
     finally:
@@ -63,25 +62,24 @@ def test_kill_mid_poll_then_restart_alerts_once(world, write_config, tmp_path):
     try:
         again.wait_http()
         wait_until(lambda: keys(world["slack"]), message="the rc1 alert after the restart")
-        wait_until(lambda: "poll: 0 new" in again.log(), message="a later, quiet poll")
+        again.wait_for_log("poll: 0 new")
     finally:
         assert again.terminate() == 0
     assert keys(world["slack"]) == ["release:python:2.0.0rc1:books"]
 
 
 def test_kill_while_slack_is_answering_never_sends_twice(world, write_config, tmp_path):
-    full = world["page"].read_text()
-    trim_pypi_page(world["page"], "2.0.0rc1")
+    history = McpHistory(world["page"])
+    history.before("2.0.0rc1")
     config = make_config(world, write_config)
     env = {"SLACK_BOT_TOKEN": world["slack"].token}
     service = start_service(config, env, tmp_path / "one.log")
     try:
         service.wait_http()
-        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
+        service.wait_for_log("baseline taken for python")
         # Slack takes its time: the message is accepted while the watcher dies waiting for the answer.
         world["slack"].slow_next("chat.postMessage", seconds=3)
-        world["page"].write_text(full)
-        trim_pypi_page(world["page"], "2.0.0")
+        history.before("2.0.0")
         wait_until(lambda: "chat.postMessage" in world["slack"].calls, message="the post under way")
     finally:
         service.kill_hard()
@@ -95,7 +93,7 @@ def test_kill_while_slack_is_answering_never_sends_twice(world, write_config, tm
             lambda: state_of(config).outbox_row("release:python:2.0.0rc1:books")["status"] == "sent",
             message="the row recognised as sent",
         )
-        wait_until(lambda: "poll: 0 new" in again.log(), message="a later poll")
+        again.wait_for_log("poll: 0 new")
     finally:
         assert again.terminate() == 0
     assert keys(world["slack"]) == ["release:python:2.0.0rc1:books"]
@@ -103,17 +101,16 @@ def test_kill_while_slack_is_answering_never_sends_twice(world, write_config, tm
 
 
 def test_slack_down_for_a_long_stretch_delivers_everything_once(world, write_config, tmp_path):
-    full = world["page"].read_text()
-    trim_pypi_page(world["page"], "2.0.0b1")
+    history = McpHistory(world["page"])
+    history.before("2.0.0b1")
     config = make_config(world, write_config)
     env = {"SLACK_BOT_TOKEN": world["slack"].token}
     service = start_service(config, env, tmp_path / "one.log")
     try:
         service.wait_http()
-        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
+        service.wait_for_log("baseline taken for python")
         world["slack"].fail_next("chat.postMessage", status=503, times=10_000)
-        world["page"].write_text(full)
-        trim_pypi_page(world["page"], "2.0.0")  # b1, b2 and rc1 appear while Slack is down
+        history.before("2.0.0")  # b1, b2 and rc1 appear while Slack is down
         wait_until(
             lambda: (
                 min((r["attempts"] or 0) for r in state_of(config).outbox()) >= 3
@@ -148,8 +145,8 @@ def _alive(pgid: int) -> bool:
 def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_config, tmp_path):
     """A release its team tests appears, its suite run starts a real server; the watcher dies; the restart
     cleans up and reruns."""
-    full = world["page"].read_text()
-    trim_pypi_page(world["page"], "2.3.0")
+    history = McpHistory(world["page"])
+    history.before("2.3.0")
     shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", tmp_path / "envs"))
     server = library_server(requirements=["2025-11-25"])
     config = make_config(
@@ -174,8 +171,8 @@ def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_con
     service = start_service(config, env, tmp_path / "one.log")
     try:
         service.wait_http()
-        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
-        world["page"].write_text(full)
+        service.wait_for_log("baseline taken for python")
+        history.whole()
         # The server under test is up (its pid file is written when it starts) — then the crash.
         wait_until(
             lambda: groups.is_dir() and any(_alive(int(p.name)) for p in groups.iterdir()),
@@ -215,8 +212,8 @@ def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_con
 def test_a_beta_seen_by_poll_gets_one_threaded_result_even_across_a_sigterm(world, write_config, tmp_path):
     """mcp 2.0.0rc1 appears: alert, suite run on the real SDK beta; SIGTERM mid-run records it as interrupted
     and kills its processes; the next start reruns it and replies once in the alert's thread."""
-    full = world["page"].read_text()
-    trim_pypi_page(world["page"], "2.0.0rc1")
+    history = McpHistory(world["page"])
+    history.before("2.0.0rc1")
     shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", tmp_path / "envs"))
     config = make_config(
         world,
@@ -229,9 +226,8 @@ def test_a_beta_seen_by_poll_gets_one_threaded_result_even_across_a_sigterm(worl
     service = start_service(config, env, tmp_path / "one.log")
     try:
         service.wait_http()
-        wait_until(lambda: "baseline taken for python" in service.log(), message="baseline")
-        world["page"].write_text(full)
-        trim_pypi_page(world["page"], "2.0.0")  # the release candidate, nothing after it
+        service.wait_for_log("baseline taken for python")
+        history.before("2.0.0")  # the release candidate, nothing after it
         wait_until(
             lambda: groups.is_dir() and any(_alive(int(p.name)) for p in groups.iterdir()),
             timeout=300,

@@ -9,30 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from packaging.utils import parse_sdist_filename, parse_wheel_filename
-from packaging.version import Version
 
 from tests.fakes.registry_server import FIXTURES, serve_registry
 from tests.fakes.slack_server import FakeSlack
+from tests.mcp_history import MCP_PAGE, McpHistory
 from watcher.cli import main
 from watcher.store import Store
-
-MCP_PAGE = Path("pypi/simple/mcp/index.json")
-
-
-def file_version(filename: str) -> Version:
-    if filename.endswith(".whl"):
-        return parse_wheel_filename(filename)[1]
-    return parse_sdist_filename(filename)[1]
-
-
-def trim_pypi_page(path: Path, before: str) -> None:
-    """Rewrite a recorded Simple JSON page as it looked before `before` was uploaded."""
-    page = json.loads(path.read_text())
-    cut = Version(before)
-    page["versions"] = [v for v in page["versions"] if Version(v) < cut]
-    page["files"] = [f for f in page["files"] if file_version(f["filename"]) < cut]
-    path.write_text(json.dumps(page))
 
 
 @pytest.fixture
@@ -103,13 +85,12 @@ def test_mcp_2_0_prereleases_are_detected_and_routed_to_the_right_teams(
     registry_root, registry, slack, write_config, capsys, monkeypatch
 ):
     monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
-    page = registry_root / MCP_PAGE
-    full = page.read_text()
-    trim_pypi_page(page, "2.0.0a1")
+    history = McpHistory(registry_root / MCP_PAGE)
+    history.before("2.0.0a1")
     config = write_config(config_for(registry, slack))
     assert poll_json(config, capsys)[1]["baseline"] is True
 
-    page.write_text(full)  # the registry now lists the whole 2.0 history
+    history.whole()  # the registry now lists the whole 2.0 history
     code, result = poll_json(config, capsys)
     assert code == 0 and result["baseline"] is False
     new = {r["version"]: r for r in result["new"]}
@@ -141,13 +122,11 @@ def test_mcp_2_0_prereleases_are_detected_and_routed_to_the_right_teams(
 def test_restart_between_queued_and_sent_sends_exactly_one_message(
     registry_root, registry, slack, write_config, capsys, monkeypatch
 ):
-    page = registry_root / MCP_PAGE
-    full = page.read_text()
-    trim_pypi_page(page, "2.0.0rc1")
+    history = McpHistory(registry_root / MCP_PAGE)
+    history.before("2.0.0rc1")
     config = write_config(config_for(registry, slack))
     poll_json(config, capsys)
-    page.write_text(full)
-    trim_pypi_page(page, "2.0.0")
+    history.before("2.0.0")
     # The poll records the event and queues the notice, then the process "dies" before delivering.
     code, result = poll_json(config, capsys, "--no-deliver")
     assert [r["version"] for r in result["new"]] == ["2.0.0rc1"]
@@ -166,13 +145,11 @@ def test_restart_between_queued_and_sent_sends_exactly_one_message(
 
 def test_slack_rate_limit_then_success_delivers_once(registry_root, registry, slack, write_config, capsys, monkeypatch):
     monkeypatch.setenv("SLACK_BOT_TOKEN", slack.token)
-    page = registry_root / MCP_PAGE
-    full = page.read_text()
-    trim_pypi_page(page, "2.0.0rc1")
+    history = McpHistory(registry_root / MCP_PAGE)
+    history.before("2.0.0rc1")
     config = write_config(config_for(registry, slack))
     poll_json(config, capsys)
-    page.write_text(full)
-    trim_pypi_page(page, "2.0.0")
+    history.before("2.0.0")
     slack.fail_next("chat.postMessage", status=429, retry_after=0)
     code, result = poll_json(config, capsys)
     assert code == 0 and [r["version"] for r in result["new"]] == ["2.0.0rc1"]
@@ -212,13 +189,11 @@ def test_a_broken_registry_is_a_failed_poll_not_a_crash_nor_no_news(
 
 
 def test_no_slack_credentials_prints_notices_to_the_console(registry_root, registry, write_config, capsys):
-    page = registry_root / MCP_PAGE
-    full = page.read_text()
-    trim_pypi_page(page, "2.0.0rc1")
+    history = McpHistory(registry_root / MCP_PAGE)
+    history.before("2.0.0rc1")
     config = write_config(config_for(registry, None))
     poll_json(config, capsys)
-    page.write_text(full)
-    trim_pypi_page(page, "2.0.0")
+    history.before("2.0.0")
     assert main(["--config", str(config), "poll"]) == 0
     out = capsys.readouterr().out
     assert "python                   new: 2.0.0rc1 (pre-release)" in out

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.mcp_history import McpHistory
 from tests.service_kit import start_service, wait_until
 from tests.spec.helpers import spec_config
-from tests.test_poll_flow import MCP_PAGE, trim_pypi_page
 
 pytestmark = pytest.mark.xdist_group("service")
 
@@ -28,20 +28,18 @@ def service_config(world: dict, write_config, poll_minutes: float = 0.02) -> Pat
 
 
 def test_service_polls_notifies_serves_endpoints_and_stops_on_sigterm(world, write_config, tmp_path):
-    page = world["root"] / MCP_PAGE
-    full = page.read_text()
-    trim_pypi_page(page, "2.0.0rc1")
+    history = McpHistory(world["page"])
+    history.before("2.0.0rc1")
     config = service_config(world, write_config)
     service = start_service(config, {"SLACK_BOT_TOKEN": world["slack"].token}, tmp_path / "service.log")
     try:
         service.wait_http()
         assert service.get("/healthz").json() == {"alive": True}
-        wait_until(lambda: "baseline taken for python" in service.log(), message="the first poll")
+        service.wait_for_log("baseline taken for python")
         assert service.get("/readyz").status_code == 200
         assert world["slack"].messages == [], "the baseline is not news"
 
-        page.write_text(full)
-        trim_pypi_page(page, "2.0.0")  # 2.0.0rc1 appears
+        history.before("2.0.0")  # 2.0.0rc1 appears
         wait_until(lambda: len(world["slack"].messages) >= 1, message="the rc1 notice in Slack")
         wait_until(lambda: "poll: 0 new" in service.log().split("1 new version")[-1], message="a later quiet poll")
         keys = [m["metadata"]["event_payload"]["key"] for m in world["slack"].messages]
@@ -97,7 +95,7 @@ def test_a_digest_missed_while_down_goes_out_once_from_the_running_service(world
         service = start_service(config, env, tmp_path / f"{attempt}.log")
         try:
             service.wait_http()
-            wait_until(lambda s=service: "digest check:" in s.log(), message="the catch-up after the spec poll")
+            service.wait_for_log("digest check:")
             if attempt == "first":
                 wait_until(lambda: digests() and world["slack"].files, message="the digest with its picture")
             else:

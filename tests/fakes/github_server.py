@@ -34,9 +34,11 @@ import threading
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
+
+from tests.fakes.loopback import LoopbackServer
 
 LAST_MODIFIED = format_datetime(datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC), usegmt=True)
 
@@ -67,7 +69,7 @@ class _Failure:
 
 
 @dataclass
-class FakeGitHub:
+class FakeGitHub(LoopbackServer):
     requests: list[Recorded] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -77,47 +79,12 @@ class FakeGitHub:
         self._tags: dict[str, list[dict[str, Any]]] = {}
         self._commits: dict[str, list[_Commit]] = {}
         self._failures: dict[str, _Failure] = {}
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
 
-    # --- lifecycle -------------------------------------------------------------------------------
-
-    def start(self) -> FakeGitHub:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # keep test output clean
-                pass
-
-            def do_GET(self) -> None:
-                fake._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread:
-            self._thread.join(timeout=5)
-            self._thread = None
-
-    def __enter__(self) -> FakeGitHub:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+    # --- addresses (start/stop come from LoopbackServer) -------------------------------------------
 
     @property
     def url(self) -> str:
-        assert self._server is not None, "start() the fake first"
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.base
 
     @property
     def api_url(self) -> str:

@@ -22,9 +22,11 @@ import json
 import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
+
+from tests.fakes.loopback import LoopbackServer
 
 
 @dataclass
@@ -36,7 +38,7 @@ class _Failure:
 
 
 @dataclass
-class FakeSlack:
+class FakeSlack(LoopbackServer):
     token: str = "xoxb-test-token"
     channels: list[str] = field(default_factory=lambda: ["#general"])
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -50,47 +52,9 @@ class FakeSlack:
         self._delays: dict[str, list[float]] = {}
         self._uploads: dict[str, dict[str, Any]] = {}
         self._ts = 1_700_000_000
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
         self._ids = {name: f"C{index:08d}" for index, name in enumerate(self.channels, 1)}
 
-    # --- lifecycle ---------------------------------------------------------------------------------
-
-    def start(self) -> FakeSlack:
-        fake = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:  # keep test output clean
-                pass
-
-            def do_GET(self) -> None:
-                fake._handle(self)
-
-            def do_POST(self) -> None:
-                fake._handle(self)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        if self._server:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> FakeSlack:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def base(self) -> str:
-        assert self._server is not None, "start() the fake first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+    # --- addresses (start/stop come from LoopbackServer) ---------------------------------------------
 
     @property
     def api_url(self) -> str:
