@@ -14,6 +14,8 @@ from pathlib import Path
 
 import httpx
 
+from watcher.clock import START_VARIABLE
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -75,11 +77,25 @@ class ServiceProcess:
                 self.kill_hard()
 
 
-def start_service(config: Path, env: dict[str, str], log_path: Path, port: int | None = None) -> ServiceProcess:
+SERVICE_CLOCK_START = "2026-12-03T12:00:00Z"
+"""Where a started service's clock begins unless a test says otherwise: a Thursday 75 h after the default
+digest time (Monday 09:00 UTC), beyond its 72 h catch-up grace, so no digest is due in a test that is not
+about the digest — whatever day the suite happens to run on."""
+
+
+def start_service(
+    config: Path,
+    env: dict[str, str],
+    log_path: Path,
+    port: int | None = None,
+    clock_start: str = SERVICE_CLOCK_START,
+) -> ServiceProcess:
     port = port or free_port()
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    child_env[START_VARIABLE] = clock_start
     child_env.update(env)
-    child_env["PYTHONPATH"] = str(ROOT)
+    # Keep entries already there (the clock-independence check puts its wall-clock shim first).
+    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))
     log_file = log_path.open("ab")
     process = subprocess.Popen(
         [sys.executable, "-m", "watcher.cli", "--config", str(config), "run", "--port", str(port)],

@@ -74,25 +74,23 @@ def test_readyz_turns_unready_when_polls_fail_and_ready_again_after(world, write
 
 
 def test_a_digest_missed_while_down_goes_out_once_from_the_running_service(world, write_config, tmp_path):
-    from datetime import UTC, datetime, timedelta
-
     import yaml
 
-    now = datetime.now(UTC)
-    week_start = (now - timedelta(days=now.weekday())).replace(hour=0, minute=0, second=0, microsecond=0)
-    due = max(now - timedelta(minutes=10), week_start)  # this week's digest time passed while "down"
+    # The service's clock starts on Wednesday 2026-12-02 12:00 UTC; this week's digest time was 10
+    # minutes earlier, while the service was "down".
+    clock_start = "2026-12-02T12:00:00Z"
     config = service_config(world, write_config)
     data = yaml.safe_load(config.read_text())
-    data["digest"] = {"day_of_week": due.strftime("%a").lower(), "hour": due.hour, "minute": due.minute}
+    data["digest"] = {"day_of_week": "wed", "hour": 11, "minute": 50}
     config.write_text(yaml.safe_dump(data))
     env = {"SLACK_BOT_TOKEN": world["slack"].token}
-    week = "{}-W{:02d}".format(*due.isocalendar()[:2])
+    week = "2026-W49"
 
     def digests() -> list[dict]:
         return [m for m in world["slack"].messages if m["metadata"]["event_payload"]["key"].startswith("digest:")]
 
     for attempt in ("first", "second"):
-        service = start_service(config, env, tmp_path / f"{attempt}.log")
+        service = start_service(config, env, tmp_path / f"{attempt}.log", clock_start=clock_start)
         try:
             service.wait_http()
             service.wait_for_log("digest check:")

@@ -9,6 +9,8 @@ import json
 import sys
 from typing import Any
 
+from watcher import clock
+from watcher.clock import ClockSettingError
 from watcher.config import ConfigError, LoadedConfig, load_config, slack_credentials
 from watcher.store import SchemaTooNew, Store
 
@@ -67,11 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     _setup_logging(args)
     try:
+        clock.now()  # a bad MCP_WATCHER_CLOCK_START is a usage error before any work starts
         return int(args.handler(args) or 0)
     except ConfigError as exc:
         print(f"mcp-watcher: configuration error:\n{exc}", file=sys.stderr)
         return 2
-    except SchemaTooNew as exc:
+    except (SchemaTooNew, ClockSettingError) as exc:
         print(f"mcp-watcher: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -8,7 +8,7 @@ import signal
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -100,7 +100,7 @@ class Service:
 
     def jobs(self) -> list[tuple[str, Callable[[], None], dict[str, Any]]]:
         schedule = self.loaded.config.schedule
-        now = utcnow()
+        now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.clock)
         return [
             (
                 "poll_sdks",

@@ -14,9 +14,11 @@ from typing import Any
 
 import sqlite_utils
 
+from watcher import clock
+
 
 def utcnow() -> datetime:
-    return datetime.now(UTC)
+    return clock.now()
 
 
 def iso(moment: datetime | None) -> str | None:

@@ -22,11 +22,12 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import httpx
 
+from watcher import clock
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.sources.base import FetchStats, RegistryHttp, SourceError
 from watcher.spec import seps
@@ -63,7 +64,7 @@ class SpecFetch:
 
 
 def today_utc() -> date:
-    return datetime.now(UTC).date()
+    return clock.today()
 
 
 async def fetch_spec(config: WatcherConfig, store: Store, client: httpx.AsyncClient | None) -> SpecFetch:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from watcher import clock
 from watcher.config import ConfigError, LoadedConfig, load_config
 from watcher.suites import conformance
 from watcher.suites.runner import _Run
@@ -66,7 +66,7 @@ def write_expected_failures(
         package=package,
         version=version,
         suite=suite,
-        date=datetime.now(UTC).date().isoformat(),
+        date=clock.now().date().isoformat(),
         sets=sets,
     )
     body = yaml.safe_dump({"server": entries}, default_flow_style=False, sort_keys=False, width=200)

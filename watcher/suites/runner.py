@@ -15,10 +15,10 @@ import threading
 import time
 import traceback
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from watcher import clock
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.suites import conformance, deprecations, toolchain
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
@@ -56,7 +56,7 @@ def _safe(name: str) -> str:
 
 
 def new_run_id(sdk_version: str) -> str:
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-{_safe(sdk_version)}-{secrets.token_hex(2)}"
 
 
@@ -111,7 +111,7 @@ class _Run:
             "transport": server.transport,
             "run_id": self.run_id,
             "run_dir": str(self.run_dir),
-            "started_at": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "started_at": clock.now().isoformat(timespec="seconds").replace("+00:00", "Z"),
             "verdict": None,
             "reasons": [],
             "install": None,
