@@ -1,11 +1,13 @@
 """Compare two snapshot directories and name every change with the rule it matches.
 
-Reads both snapshots, pairs their eras, matches list entries across versions (by key, or by unique
-name for a resource whose URI moved) and hands each matched pair to the rule families
-(`watcher.contract.rules`). Layouts: a single-era directory (tools.json, …, server.json) or a both-era one (legacy/ and
-modern/). Both-era against both-era compares era by era; a change found identically in both eras
-is reported once, with era "both". A single-era snapshot against the other era compares only what
-does not depend on the era (protocol versions and capabilities are negotiated per era).
+Reads both snapshots, pairs their protocol eras, matches list entries across versions (by key, or by
+unique name for a resource whose URI moved) and hands each pair to the rule families
+(`watcher.contract.rules`), which name and grade what changed.
+
+Layouts: a single-era directory (tools.json, …, server.json) or a both-era one (legacy/ and modern/).
+Both-era against both-era compares era by era; a change found identically in both eras is reported
+once, with era "both". A single-era snapshot against the other era compares only what does not
+depend on the era (protocol versions and capabilities are negotiated per era).
 """
 
 from __future__ import annotations
@@ -35,26 +37,28 @@ LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "
 ERA_ORDER = ("both", "legacy", "modern", None)
 
 
+Entries = dict[str, dict[str, Any]]
+"""A snapshot list's entries by key (name, uri or uriTemplate), each as the server sent it."""
+
+
 class SnapshotError(Exception):
     """Unusable input: a missing or malformed snapshot. The message names the path."""
 
 
 @dataclass
 class EraSnapshot:
+    """One era of a snapshot as read from disk; lists are None when their file is absent."""
+
     path: Path
     era: str | None
     status: str
-    lists: dict[str, dict[str, dict[str, Any]] | None]
+    lists: dict[str, Entries | None]
     server: dict[str, Any] | None
     errors: dict[str, Any] | None
 
     @property
     def ok(self) -> bool:
         return self.status == "ok"
-
-
-Entries = dict[str, dict[str, Any]]
-"""A snapshot list's entries by key (name, uri or uriTemplate), each as the server sent it."""
 
 
 def diff_snapshots(
@@ -141,7 +145,7 @@ def _load_era(path: Path, expected_era: str | None) -> EraSnapshot:
     status = str(server.get("status", "ok")) if server else "ok"
     if status.startswith("error"):
         raise SnapshotError(f"{server_path}: field 'status': this era's snapshot failed ({status})")
-    lists: dict[str, dict[str, dict[str, Any]] | None] = {}
+    lists: dict[str, Entries | None] = {}
     errors = None
     if status == "ok":
         for spec in LISTS:
@@ -154,7 +158,7 @@ def _load_era(path: Path, expected_era: str | None) -> EraSnapshot:
     return EraSnapshot(path, era, status, lists, server, errors)
 
 
-def _load_list(path: Path, spec: ListSpec, required: bool) -> dict[str, dict[str, Any]] | None:
+def _load_list(path: Path, spec: ListSpec, required: bool) -> Entries | None:
     if not path.is_file():
         if required:
             raise SnapshotError(f"{path}: missing (server.json says this era was snapshotted)")
@@ -162,7 +166,7 @@ def _load_list(path: Path, spec: ListSpec, required: bool) -> dict[str, dict[str
     entries = _read_json(path)
     if not isinstance(entries, list):
         raise SnapshotError(f"{path}: expected a JSON array of {spec.name}, found {type(entries).__name__}")
-    by_key: dict[str, dict[str, Any]] = {}
+    by_key: Entries = {}
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get(spec.key), str):
             raise SnapshotError(f"{path}: entry {index}: expected an object with a string field {spec.key!r}")

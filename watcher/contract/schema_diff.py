@@ -1,10 +1,13 @@
 """Structural diff of two JSON Schema (2020-12) documents, with JSON paths.
 
-Phase one of classification: this module knows JSON Schema, not MCP. It walks both trees at once,
-resolving local `$ref`s (pydantic's `$defs`), splitting unions (`anyOf` / `oneOf`, `type` lists,
-nullable `X | null`) into variants keyed by type, and emits direction-aware facts ("the accepted
-values narrowed here"). The rules (`watcher.contract.rules`) turn facts into named changes, with
-the meaning depending on whether the schema describes input or output.
+Over 350 lines: one walker whose keyword handlers share its recursion state; split, they would pass it around.
+
+The first step of classifying a schema change: this module knows JSON Schema, not MCP. It walks both
+trees at once, resolving local `$ref`s (pydantic's `$defs`), splitting unions (`anyOf` / `oneOf`,
+`type` lists, nullable `X | null`) into variants keyed by type, and records each difference as a
+`Fact` that says which way it goes ("fewer values are accepted here"). The input_schema and
+output_schema rule families (`watcher.contract.rules`) turn facts into named changes; the same fact
+means different things for what a client sends and what it receives.
 
 Not changes: key order, `title` (generators add it to every node), `$schema` / `$id`, the place a
 subschema lives (`$defs` vs inline), the order of `required`, `enum` or union members.

@@ -1,5 +1,7 @@
 """Take a contract snapshot of a running MCP server with the `mcp` client (stdio or streamable HTTP).
 
+Over 350 lines: connecting, paging through lists and probing errors share one session and its failure handling.
+
 One era per connection: `legacy` does the initialize handshake, `modern` calls server/discover
 and speaks 2026-07-28 per request. A server that refuses an era gets a recorded
 "unsupported: <reason>" for it; a server that cannot be reached or hangs gets "error: <reason>".
