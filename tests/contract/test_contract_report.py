@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
-from watcher.contract.report import fails, render, worst_level
+from watcher.contract.report import change_json, fails, render, worst_level
 from watcher.contract.rules import RULES
 from watcher.contract.rules.base import make_change
 
 
 def _change(rule_id: str, name: str, path: str | None, before: Any = None, after: Any = None, **extra: Any) -> dict:
-    return {**make_change(RULES[rule_id], "tools", name, path, before, after), **extra}
+    return {**change_json(make_change(RULES[rule_id], "tools", name, path, before, after)), **extra}
 
 
 REPORT = {

@@ -1,10 +1,15 @@
-"""Contract snapshots and the change classifier.
+"""Contract snapshots and the change classifier: what an MCP server offers (its contract), recorded as
+files, and every difference between two recordings named and graded.
 
-- `snapshot`: `take_snapshot(SnapshotTarget(url=… | command=…), out_dir, era="both")` writes a normalized
-  snapshot folder (tools, resources, resource templates, prompts, server, error probes) per era.
-- `schema_diff`: structural JSON Schema 2020-12 diff with paths (phase one).
-- `rules`: one module per rule family and the single RULES table (phase two); see RULES.md.
-- `diff`: `diff_snapshots(baseline, candidate)` → the report (the seeds' JSON shape).
-- `report`: `render(report, "json" | "markdown" | "junit" | "github")`, `worst_level(report)`.
+- `snapshot`: `take_snapshot(SnapshotTarget(url=… | command=…), out_dir, era="both")` connects to a
+  server and writes its tools, resources, resource templates, prompts, server record and error answers,
+  per protocol era, as plain JSON (`normalize` keeps those files stable).
+- `schema_diff`: finds the structural differences between two JSON Schemas (2020-12), with their paths
+  and whether each accepts fewer or more values.
+- `rules`: one module per rule family; each names and grades the changes of one part of the contract.
+  The rules document, docs/contract-rules.md, is generated from them.
+- `diff`: `diff_snapshots(baseline, candidate)` compares two snapshot folders → the report as JSON.
+- `report`: the report's record and JSON form, `render(report, "json" | "markdown" | "junit" | "github")`,
+  `worst_level(report)`.
 - `commands`: `register(subparsers)` adds `snapshot` and `diff` to the CLI.
 """

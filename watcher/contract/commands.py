@@ -1,4 +1,4 @@
-"""CLI: `mcp-watcher snapshot …` and `mcp-watcher diff …`. The lead's cli.py calls `register()`."""
+"""CLI: `mcp-watcher snapshot …` and `mcp-watcher diff …`; watcher/cli.py calls `register()` to add them."""
 
 from __future__ import annotations
 

@@ -1,15 +1,21 @@
-"""Compare two snapshot directories and classify every change (phase two: the rules).
+"""Compare two snapshot directories and name every change with the rule it matches.
 
-Layouts: a single-era directory (tools.json, …, server.json) or a both-era one (legacy/ and
-modern/). Both-era against both-era compares era by era; a change found identically in both eras
-is reported once, with era "both". A single-era snapshot against the other era compares only what
-does not depend on the era (protocol versions and capabilities are negotiated per era).
+Reads both snapshots, pairs their protocol eras, matches list entries across versions (by key, or by
+unique name for a resource whose URI moved) and hands each pair to the rule families
+(`watcher.contract.rules`), which name and grade what changed.
+
+Layouts: a single-era directory (tools.json, …, server.json) or a both-era one (legacy/ and modern/).
+Both-era against both-era compares era by era; a change found identically in both eras is reported
+once, with era "both". A single-era snapshot against the other era compares only what does not
+depend on the era (protocol versions and capabilities are negotiated per era).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,17 +27,18 @@ from watcher.contract.normalize import (
     SNAPSHOT_FILES,
     ListSpec,
 )
-from watcher.contract.rules import lists as list_rules
-from watcher.contract.rules.errors import compare_errors
-from watcher.contract.rules.prompts import compare_prompt
-from watcher.contract.rules.resources import compare_resource, pair_moved
-from watcher.contract.rules.server import compare_server
-from watcher.contract.rules.tools import check_added_tool, compare_tool
+from watcher.contract.report import DiffReport, report_json
+from watcher.contract.rules import FAMILIES_BY_LIST, errors, lists, server
+from watcher.contract.rules.base import Change, Compared
 from watcher.contract.schema_diff import canonical
 from watcher.contract.snapshot import ERAS
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
 ERA_ORDER = ("both", "legacy", "modern", None)
+
+
+Entries = dict[str, dict[str, Any]]
+"""A snapshot list's entries by key (name, uri or uriTemplate), each as the server sent it."""
 
 
 class SnapshotError(Exception):
@@ -40,10 +47,12 @@ class SnapshotError(Exception):
 
 @dataclass
 class EraSnapshot:
+    """One era of a snapshot as read from disk; lists are None when their file is absent."""
+
     path: Path
     era: str | None
     status: str
-    lists: dict[str, dict[str, dict[str, Any]] | None]
+    lists: dict[str, Entries | None]
     server: dict[str, Any] | None
     errors: dict[str, Any] | None
 
@@ -57,31 +66,35 @@ def diff_snapshots(
     candidate: Path,
     baseline_label: str | None = None,
     candidate_label: str | None = None,
-) -> dict:
-    """The report: {"baseline", "candidate", "changes": [...], "summary", "eras", "notes"}."""
+) -> dict[str, Any]:
+    """The report's JSON form (see `watcher.contract.report`); raises SnapshotError on unusable input."""
+    return report_json(compare_snapshots(baseline, candidate, baseline_label, candidate_label))
+
+
+def compare_snapshots(
+    baseline: Path,
+    candidate: Path,
+    baseline_label: str | None = None,
+    candidate_label: str | None = None,
+) -> DiffReport:
+    """Every change between two snapshot directories, era by era; labels name the sides in the report."""
     base, base_layout = load_snapshot(Path(baseline))
     cand, cand_layout = load_snapshot(Path(candidate))
     notes: list[str] = []
-    per_era: dict[str | None, list[dict[str, Any]]] = {}
+    per_era: dict[str | None, list[Change]] = {}
     compared: list[str] = []
     for era_tag, b, c, era_bound in _pair_eras(base, base_layout == "both", cand, cand_layout == "both", notes):
         per_era[era_tag] = compare_era(b, c, era_bound, notes)
         compared.append(era_tag or f"{b.era or 'unknown'} vs {c.era or 'unknown'}")
     changes = _merge_eras(per_era)
     changes.sort(key=_sort_key)
-    summary = {
-        "total": len(changes),
-        "breaksClients": sum(1 for c in changes if c["breaksClients"]),
-        "affectsModels": sum(1 for c in changes if c["affectsModels"]),
-    }
-    return {
-        "baseline": baseline_label if baseline_label is not None else str(baseline),
-        "candidate": candidate_label if candidate_label is not None else str(candidate),
-        "changes": changes,
-        "summary": summary,
-        "eras": compared,
-        "notes": notes,
-    }
+    return DiffReport(
+        baseline=baseline_label if baseline_label is not None else str(baseline),
+        candidate=candidate_label if candidate_label is not None else str(candidate),
+        changes=tuple(changes),
+        eras=tuple(compared),
+        notes=tuple(notes),
+    )
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -132,7 +145,7 @@ def _load_era(path: Path, expected_era: str | None) -> EraSnapshot:
     status = str(server.get("status", "ok")) if server else "ok"
     if status.startswith("error"):
         raise SnapshotError(f"{server_path}: field 'status': this era's snapshot failed ({status})")
-    lists: dict[str, dict[str, dict[str, Any]] | None] = {}
+    lists: dict[str, Entries | None] = {}
     errors = None
     if status == "ok":
         for spec in LISTS:
@@ -145,7 +158,7 @@ def _load_era(path: Path, expected_era: str | None) -> EraSnapshot:
     return EraSnapshot(path, era, status, lists, server, errors)
 
 
-def _load_list(path: Path, spec: ListSpec, required: bool) -> dict[str, dict[str, Any]] | None:
+def _load_list(path: Path, spec: ListSpec, required: bool) -> Entries | None:
     if not path.is_file():
         if required:
             raise SnapshotError(f"{path}: missing (server.json says this era was snapshotted)")
@@ -153,7 +166,7 @@ def _load_list(path: Path, spec: ListSpec, required: bool) -> dict[str, dict[str
     entries = _read_json(path)
     if not isinstance(entries, list):
         raise SnapshotError(f"{path}: expected a JSON array of {spec.name}, found {type(entries).__name__}")
-    by_key: dict[str, dict[str, Any]] = {}
+    by_key: Entries = {}
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get(spec.key), str):
             raise SnapshotError(f"{path}: entry {index}: expected an object with a string field {spec.key!r}")
@@ -175,7 +188,7 @@ def _pair_eras(
     notes: list[str],
 ) -> list[tuple[str | None, EraSnapshot, EraSnapshot, bool]]:
     if both_base and both_cand:
-        pairs = []
+        pairs: list[tuple[str | None, EraSnapshot, EraSnapshot, bool]] = []
         for era in ERAS:
             if era in base and era in cand:
                 pairs.append((era, base[era], cand[era], True))
@@ -213,10 +226,15 @@ def _pair_eras(
 # -- comparing one era -----------------------------------------------------------------------------
 
 
-def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str]) -> list[dict[str, Any]]:
-    changes: list[dict[str, Any]] = []
+def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str]) -> list[Change]:
+    """Every change between two sides of one era pair; what one side lacks is noted, not compared."""
+    changes: list[Change] = []
     if b.server is not None and c.server is not None:
-        changes.extend(compare_server(b.server, c.server, era_bound))
+        changes.extend(
+            server.check(
+                Compared(list_name="server", name="server", before=b.server, after=c.server, era_bound=era_bound)
+            )
+        )
     elif b.server is not None or c.server is not None:
         notes.append("server.json is missing on one side; server fields were not compared")
     if not (b.ok and c.ok):
@@ -229,66 +247,100 @@ def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str
             continue
         changes.extend(compare_list(spec, before, after))
     if b.errors is not None and c.errors is not None:
-        changes.extend(compare_errors(b.errors, c.errors, era_bound))
+        changes.extend(
+            errors.check(
+                Compared(list_name="errors", name="errors", before=b.errors, after=c.errors, era_bound=era_bound)
+            )
+        )
     return changes
 
 
-def compare_list(
-    spec: ListSpec, before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]
-) -> list[dict[str, Any]]:
-    changes: list[dict[str, Any]] = []
+def compare_list(spec: ListSpec, before: Entries, after: Entries) -> list[Change]:
+    """Every change in one list: entries matched across versions go to the list's families
+    (`FAMILIES_BY_LIST`), entries on one side only to the lists family (new ones to the families too,
+    which report what is wrong with a new entry itself)."""
+    changes: list[Change] = []
     removed = {k: v for k, v in before.items() if k not in after}
     added = {k: v for k, v in after.items() if k not in before}
     if spec.name in ("resources", "resource-templates"):
-        for old, new in pair_moved(spec.key, removed, added):
-            changes.extend(compare_resource(spec.name, old, new))
-    changes.extend(list_rules.check_entries(spec.name, removed, added))
-    if spec.name == "tools":
-        for key in sorted(added):
-            changes.extend(check_added_tool(added[key]))
+        for old_key, new_key in _match_moved(removed, added):
+            changes.extend(_check_entry(spec.name, old_key, removed.pop(old_key), added.pop(new_key)))
+    changes.extend(lists.check(Compared(list_name=spec.name, name=spec.name, before=removed, after=added)))
+    for key in sorted(added):
+        changes.extend(_check_entry(spec.name, key, None, added[key]))
     for key in sorted(set(before) & set(after)):
         old, new = before[key], after[key]
-        if canonical(old) == canonical(new):
-            continue
-        if spec.name == "tools":
-            changes.extend(compare_tool(old, new))
-        elif spec.name == "prompts":
-            changes.extend(compare_prompt(old, new))
-        else:
-            changes.extend(compare_resource(spec.name, old, new))
+        if canonical(old) != canonical(new):
+            changes.extend(_check_entry(spec.name, key, old, new))
     return changes
 
 
-def _merge_eras(per_era: dict[str | None, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+def _check_entry(
+    list_name: str, key: str, before: dict[str, Any] | None, after: dict[str, Any] | None
+) -> Iterator[Change]:
+    compared = Compared(list_name=list_name, name=key, before=before, after=after)
+    for family in FAMILIES_BY_LIST[list_name]:
+        yield from family.check(compared)
+
+
+def _match_moved(removed: Entries, added: Entries) -> list[tuple[str, str]]:
+    """(old key, new key) of entries with the same `name`, unique on each side, whose key changed:
+    a resource that moved to another URI is one entry, not a removal plus an addition."""
+
+    def unique_names(entries: Entries) -> dict[str, str]:
+        by_name: dict[str, list[str]] = {}
+        for key, entry in entries.items():
+            if isinstance(entry.get("name"), str):
+                by_name.setdefault(entry["name"], []).append(key)
+        return {name: keys[0] for name, keys in by_name.items() if len(keys) == 1}
+
+    old_names, new_names = unique_names(removed), unique_names(added)
+    return [(old_names[name], new_names[name]) for name in sorted(set(old_names) & set(new_names))]
+
+
+def _merge_eras(per_era: dict[str | None, list[Change]]) -> list[Change]:
     """Tag each change with its era; one found identically in both eras is reported once as "both"."""
     if set(per_era) != {"legacy", "modern"}:
-        return [({**c, "era": era} if era else dict(c)) for era, changes in per_era.items() for c in changes]
-    modern_left = Counter(canonical(c) for c in per_era["modern"])
+        return [dataclasses.replace(c, era=era) for era, changes in per_era.items() for c in changes]
+    modern_left = Counter(_signature(c) for c in per_era["modern"])
     merged = []
     for change in per_era["legacy"]:
-        signature = canonical(change)
+        signature = _signature(change)
         if modern_left[signature] > 0:
             modern_left[signature] -= 1
-            merged.append({**change, "era": "both"})
+            merged.append(dataclasses.replace(change, era="both"))
         else:
-            merged.append({**change, "era": "legacy"})
+            merged.append(dataclasses.replace(change, era="legacy"))
     for change in per_era["modern"]:
-        signature = canonical(change)
+        signature = _signature(change)
         if modern_left[signature] > 0:
             modern_left[signature] -= 1
-            merged.append({**change, "era": "modern"})
+            merged.append(dataclasses.replace(change, era="modern"))
     return merged
 
 
-def _sort_key(change: dict[str, Any]) -> tuple[Any, ...]:
-    list_name = change.get("list")
+def _signature(change: Change) -> str:
+    """Equal for two changes that say the same thing (their era aside)."""
+    fields = (change.rule.id, change.list_name, change.name, change.path, change.before, change.after, change.hint)
+    return canonical(fields)
+
+
+def _sort_key(change: Change) -> tuple[Any, ...]:
     return (
-        LIST_ORDER.index(list_name) if list_name in LIST_ORDER else len(LIST_ORDER),
-        str(change.get("name")),
-        ERA_ORDER.index(change.get("era")) if change.get("era") in ERA_ORDER else len(ERA_ORDER),
-        change.get("path") or "",
-        change.get("kind") or "",
+        LIST_ORDER.index(change.list_name) if change.list_name in LIST_ORDER else len(LIST_ORDER),
+        str(change.name),
+        ERA_ORDER.index(change.era) if change.era in ERA_ORDER else len(ERA_ORDER),
+        change.path or "",
+        change.kind or "",
     )
 
 
-__all__ = ["EraSnapshot", "SnapshotError", "compare_era", "compare_list", "diff_snapshots", "load_snapshot"]
+__all__ = [
+    "EraSnapshot",
+    "SnapshotError",
+    "compare_era",
+    "compare_list",
+    "compare_snapshots",
+    "diff_snapshots",
+    "load_snapshot",
+]

@@ -14,6 +14,9 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class ListSpec:
+    """One of the four lists a snapshot records: its file, the field that identifies an entry, and how
+    the server announces and returns it."""
+
     name: str
     """The report's `list` value and the file stem."""
     file: str

@@ -1,19 +1,81 @@
-"""Renderers for a diff report: json, markdown, junit, github (workflow annotations)."""
+"""The diff report: its record (`DiffReport`), its JSON form and its renderings (json, markdown, junit,
+github workflow annotations).
+
+The JSON form is the public shape — what `mcp-watcher diff --format json` prints and the suites store:
+{"baseline", "candidate", "changes": [{"list", "name", "path", "kind", "before", "after",
+"breaksClients", "affectsModels", "rule", "hint"?, "era"?}], "summary", "eras", "notes"}.
+The renderers read that JSON form, so a stored report renders the same as a fresh one.
+"""
 
 from __future__ import annotations
 
 import json
 import re
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from typing import Any
+
+from watcher.contract.rules.base import Change
 
 FORMATS = ("json", "markdown", "junit", "github")
 LEVELS = ("clients", "models", "none")
 _CELL_LIMIT = 120
 
 
-def worst_level(report: dict) -> str:
-    """ "clients" if any change breaks clients, else "models" if any affects models, else "none"."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DiffReport:
+    """The outcome of comparing two snapshots."""
+
+    baseline: str
+    """How the baseline is named in the report (its path, or a label such as an SDK version)."""
+    candidate: str
+    changes: tuple[Change, ...]
+    """In report order: by list, entry name, era, path and kind."""
+    eras: tuple[str, ...]
+    """The era pairs compared ("legacy", "modern", or e.g. "legacy vs modern")."""
+    notes: tuple[str, ...]
+    """What could not be compared, and why."""
+
+
+def change_json(change: Change) -> dict[str, Any]:
+    """One change in the report's JSON shape (`hint` and `era` only when set)."""
+    record: dict[str, Any] = {
+        "list": change.list_name,
+        "name": change.name,
+        "path": change.path,
+        "kind": change.kind,
+        "before": change.before,
+        "after": change.after,
+        "breaksClients": change.breaks_clients,
+        "affectsModels": change.affects_models,
+        "rule": change.rule.id,
+    }
+    if change.hint:
+        record["hint"] = change.hint
+    if change.era:
+        record["era"] = change.era
+    return record
+
+
+def report_json(report: DiffReport) -> dict[str, Any]:
+    """The report's JSON form (see the module docstring)."""
+    return {
+        "baseline": report.baseline,
+        "candidate": report.candidate,
+        "changes": [change_json(change) for change in report.changes],
+        "summary": {
+            "total": len(report.changes),
+            "breaksClients": sum(1 for c in report.changes if c.breaks_clients),
+            "affectsModels": sum(1 for c in report.changes if c.affects_models),
+        },
+        "eras": list(report.eras),
+        "notes": list(report.notes),
+    }
+
+
+def worst_level(report: dict[str, Any]) -> str:
+    """The report's worst grade: "clients" if any change breaks clients, else "models" if any affects
+    models, else "none"."""
     changes = report.get("changes") or []
     if any(c.get("breaksClients") for c in changes):
         return "clients"
@@ -31,13 +93,13 @@ def at_level(change: dict[str, Any], fail_on: str) -> bool:
     return False
 
 
-def fails(report: dict, fail_on: str = "clients") -> bool:
+def fails(report: dict[str, Any], fail_on: str = "clients") -> bool:
     if fail_on not in LEVELS:
         raise ValueError(f"fail_on must be one of {', '.join(LEVELS)}, not {fail_on!r}")
     return any(at_level(c, fail_on) for c in report.get("changes") or [])
 
 
-def render(report: dict, fmt: str, fail_on: str = "clients") -> str:
+def render(report: dict[str, Any], fmt: str, fail_on: str = "clients") -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     if fmt == "markdown":
@@ -69,7 +131,7 @@ def _rule(change: dict[str, Any]) -> str:
     return str(change.get("rule") or change.get("kind"))
 
 
-def _summary_line(report: dict) -> str:
+def _summary_line(report: dict[str, Any]) -> str:
     changes = report.get("changes") or []
     breaking = sum(1 for c in changes if c.get("breaksClients"))
     models = sum(1 for c in changes if c.get("affectsModels"))
@@ -89,7 +151,7 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
 
 
-def _markdown(report: dict) -> str:
+def _markdown(report: dict[str, Any]) -> str:
     changes = report.get("changes") or []
     lines = [
         f"## Contract diff: {_code(str(report.get('baseline')))} → {_code(str(report.get('candidate')))}",
@@ -135,7 +197,7 @@ def _markdown(report: dict) -> str:
 # -- junit -----------------------------------------------------------------------------------------
 
 
-def _junit(report: dict, fail_on: str) -> str:
+def _junit(report: dict[str, Any], fail_on: str) -> str:
     changes = report.get("changes") or []
     failures = sum(1 for c in changes if at_level(c, fail_on))
     tests = max(len(changes), 1)
@@ -201,7 +263,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github(report: dict, fail_on: str) -> str:
+def _github(report: dict[str, Any], fail_on: str) -> str:
     lines = []
     for c in report.get("changes") or []:
         if at_level(c, fail_on):

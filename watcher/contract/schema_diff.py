@@ -1,10 +1,13 @@
 """Structural diff of two JSON Schema (2020-12) documents, with JSON paths.
 
-Phase one of classification: this module knows JSON Schema, not MCP. It walks both trees at once,
-resolving local `$ref`s (pydantic's `$defs`), splitting unions (`anyOf` / `oneOf`, `type` lists,
-nullable `X | null`) into variants keyed by type, and emits direction-aware facts ("the accepted
-values narrowed here"). The rules (`watcher.contract.rules`) turn facts into named changes, with
-the meaning depending on whether the schema describes input or output.
+Over 350 lines: one walker whose keyword handlers share its recursion state; split, they would pass it around.
+
+The first step of classifying a schema change: this module knows JSON Schema, not MCP. It walks both
+trees at once, resolving local `$ref`s (pydantic's `$defs`), splitting unions (`anyOf` / `oneOf`,
+`type` lists, nullable `X | null`) into variants keyed by type, and records each difference as a
+`Fact` that says which way it goes ("fewer values are accepted here"). The input_schema and
+output_schema rule families (`watcher.contract.rules`) turn facts into named changes; the same fact
+means different things for what a client sends and what it receives.
 
 Not changes: key order, `title` (generators add it to every node), `$schema` / `$id`, the place a
 subschema lives (`$defs` vs inline), the order of `required`, `enum` or union members.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -407,8 +411,8 @@ class _Walker:
     def _properties(
         self, a: dict[str, Any], b: dict[str, Any], path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]
     ) -> None:
-        props_a = a.get("properties") if isinstance(a.get("properties"), dict) else {}
-        props_b = b.get("properties") if isinstance(b.get("properties"), dict) else {}
+        props_a: dict[str, Any] = a["properties"] if isinstance(a.get("properties"), dict) else {}
+        props_b: dict[str, Any] = b["properties"] if isinstance(b.get("properties"), dict) else {}
         req_a = [r for r in a.get("required", []) if isinstance(r, str)] if isinstance(a.get("required"), list) else []
         req_b = [r for r in b.get("required", []) if isinstance(r, str)] if isinstance(b.get("required"), list) else []
         if not (props_a or props_b or req_a or req_b):
@@ -573,7 +577,7 @@ def _key(node: dict[str, Any], in_union: bool) -> str:
 
 
 def _keyed(
-    members: list[tuple[Any, tuple[str, ...], str | None]], in_union: bool
+    members: Sequence[tuple[Any, tuple[str, ...], str | None]], in_union: bool
 ) -> dict[str, tuple[Any, tuple[str, ...]]]:
     """Key union members by type; members sharing a type are told apart by `$ref` name, then title."""
     base = [(_bool_key(m) if not isinstance(m, dict) else _key(m, in_union)) for m, _, _ in members]
@@ -611,8 +615,9 @@ def _type_slice(node: dict[str, Any], type_name: str) -> dict[str, Any]:
 
 
 def _enum_values(node: dict[str, Any]) -> list[Any] | None:
-    if isinstance(node.get("enum"), list):
-        return node["enum"]
+    values = node.get("enum")
+    if isinstance(values, list):
+        return values
     if "const" in node:
         return [node["const"]]
     return None

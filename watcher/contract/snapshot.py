@@ -1,5 +1,7 @@
 """Take a contract snapshot of a running MCP server with the `mcp` client (stdio or streamable HTTP).
 
+Over 350 lines: connecting, paging through lists and probing errors share one session and its failure handling.
+
 One era per connection: `legacy` does the initialize handshake, `modern` calls server/discover
 and speaks 2026-07-28 per request. A server that refuses an era gets a recorded
 "unsupported: <reason>" for it; a server that cannot be reached or hangs gets "error: <reason>".
@@ -50,6 +52,8 @@ PROBE_PROTOCOL_VERSION = "1900-01-01"
 MAX_PAGES = 1000
 MAX_WALKS = 6
 _RAW = TypeAdapter(dict[str, Any])
+"""Lists and probes are read as raw JSON, so that nothing the SDK models drops is lost. The SDK's typed
+`send_request` only admits model result types, which is why sessions are typed `Any` in this module."""
 _TRANSPORT_FAILURES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})
 _LIST_REQUESTS: dict[str, type[Any]] = {
     "tools": types.ListToolsRequest,
@@ -103,7 +107,7 @@ class _EraResult:
 
 async def take_snapshot(
     target: SnapshotTarget, out_dir: Path, era: str = "both", timeout: float = 60.0, profile: str | None = None
-) -> dict:
+) -> dict[str, Any]:
     """Write the snapshot of `target` to `out_dir` (`out_dir/legacy` and `out_dir/modern` for "both").
 
     Returns a summary: {"outDir", "layout", "eras": {era: {"status", "counts", "protocolVersion"}}}.
@@ -142,7 +146,7 @@ async def take_snapshot(
 
 def take_snapshot_sync(
     target: SnapshotTarget, out_dir: Path, era: str = "both", timeout: float = 60.0, profile: str | None = None
-) -> dict:
+) -> dict[str, Any]:
     return asyncio.run(take_snapshot(target, out_dir, era, timeout, profile))
 
 
@@ -241,7 +245,7 @@ async def _connect_and_read(target: SnapshotTarget, era: str, timeout: float, er
 
 async def _discover(session: Any) -> dict[str, Any]:
     try:
-        raw = await session.send_discover(LATEST_MODERN_VERSION)
+        raw: dict[str, Any] = await session.send_discover(LATEST_MODERN_VERSION)
     except MCPError as exc:
         raise _EraFailure(_rejection("server/discover", exc)) from exc
     try:

@@ -1,19 +1,21 @@
-"""`python -m watcher.contract.rules --markdown`: print the rules table (watcher/contract/RULES.md)."""
+"""`python -m watcher.contract.rules`: print the rules as JSON, or with --markdown the rules document
+(docs/contract-rules.md)."""
 
 from __future__ import annotations
 
 import argparse
 import json
 
-from watcher.contract.rules import RULES, markdown_table
+from watcher.contract.rules import RULES
+from watcher.contract.rules.document import rules_document
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m watcher.contract.rules", description=__doc__)
-    parser.add_argument("--markdown", action="store_true", help="print the Markdown table (default: JSON)")
+    parser.add_argument("--markdown", action="store_true", help="print the rules document (default: JSON)")
     args = parser.parse_args(argv)
     if args.markdown:
-        print(markdown_table(), end="")
+        print(rules_document(), end="")
     else:
         rows = [
             {

@@ -1,28 +1,116 @@
-"""The rule record and the change record every family emits."""
+"""The three records every rule family shares: a `Rule` (one named kind of change and its grade),
+a `Change` (one occurrence of a rule, found between two snapshots) and `Compared` (what a family's
+`check` is asked to compare: one thing as the baseline has it and as the candidate has it).
+
+A family is a module with `RULES` (its rules, in the order the rules document lists them) and
+`check(compared) -> Iterator[Change]`. The report's JSON form of a change is made in `report.py`.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, kw_only=True)
 class Rule:
-    """One named kind of contract change. Severity lives here, nowhere else."""
+    """One named kind of contract change. Its grade (the two report flags) is set here and nowhere else."""
 
     id: str
+    """Stable id, reported as `rule` (and as `kind`, unless `kind` is set)."""
     family: str
+    """The module that declares it, e.g. "input_schema"."""
     doc: str
+    """One line for the rules document: what changed and what it does to clients or models."""
     breaks_clients: bool
+    """A client written against the baseline fails, or silently misbehaves, against the candidate."""
     affects_models: bool
+    """What a model reads changed, so it may choose tools or arguments differently."""
+    gray: bool = False
+    """Breaks no call, yet an old client may misread the result; shown as "no (gray)" in the document."""
     kind: str | None = None
     """The report's `kind` when it differs from the id (list entries report `added` / `removed`)."""
-    gray: bool = False
-    """Breaks no call, yet an old client may misread the result (the seeds' "gray" zone)."""
+
+    def __post_init__(self) -> None:
+        if not self.id or self.id != self.id.lower() or " " in self.id:
+            raise ValueError(f"rule id {self.id!r}: expected lower_snake_case")
+        if not self.doc or "\n" in self.doc:
+            raise ValueError(f"rule {self.id!r}: doc must be one non-empty line")
+        if self.gray and self.breaks_clients:
+            raise ValueError(f"rule {self.id!r}: gray means it breaks no client; breaks_clients must be False")
 
     @property
     def reported_kind(self) -> str:
         return self.kind or self.id
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Change:
+    """One change found between the baseline and the candidate, graded by its rule."""
+
+    rule: Rule
+    list_name: str
+    """Where it was found: "tools", "prompts", "resources", "resource-templates", "server" or "errors"."""
+    name: str
+    """The entry it belongs to (a tool's name, a resource's URI, a protocol version…)."""
+    path: str | None
+    """Dotted path inside the entry (e.g. "inputSchema.properties.q"); None for a whole entry."""
+    before: Any = None
+    """The baseline's value at `path` (plain JSON)."""
+    after: Any = None
+    """The candidate's value at `path` (plain JSON)."""
+    hint: str | None = None
+    """A note for the reader, e.g. the tool a removed one was likely renamed to."""
+    era: str | None = None
+    """The protocol era it was found in ("legacy", "modern" or "both"); None when eras were not paired."""
+
+    @property
+    def kind(self) -> str:
+        return self.rule.reported_kind
+
+    @property
+    def breaks_clients(self) -> bool:
+        return self.rule.breaks_clients
+
+    @property
+    def affects_models(self) -> bool:
+        return self.rule.affects_models
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Compared:
+    """What a family's `check` compares: one thing in the baseline (`before`) and in the candidate (`after`).
+
+    For a list entry, `before` / `after` are the entry's JSON objects, and one of them is None when the
+    entry is new or gone. For the lists family they are the entries found on one side only
+    ({key: entry}); for the server and errors families, the server.json / errors.json records.
+    """
+
+    list_name: str
+    name: str
+    """The entry's key (tool or prompt name, resource URI, template); the list name for whole records."""
+    before: Any
+    after: Any
+    path: str = ""
+    """Where `before` / `after` sit inside the entry ("" for the entry itself, e.g. "arguments.genre")."""
+    era_bound: bool = True
+    """False when the two sides were taken in different protocol eras: what is negotiated per era
+    (protocol versions, capabilities, the unsupported-version probe) is then not compared."""
+
+    @property
+    def both_sides(self) -> bool:
+        """Present in baseline and candidate (False for a new or a removed entry)."""
+        return self.before is not None and self.after is not None
+
+
+class Family(Protocol):
+    """A rule family module: its rules and its one entry point."""
+
+    @property
+    def RULES(self) -> tuple[Rule, ...]: ...
+
+    def check(self, compared: Compared) -> Iterator[Change]: ...
 
 
 def make_change(
@@ -33,22 +121,9 @@ def make_change(
     before: Any = None,
     after: Any = None,
     hint: str | None = None,
-) -> dict[str, Any]:
-    """A change in the seeds' report shape, plus the stable rule id (and a hint when there is one)."""
-    change: dict[str, Any] = {
-        "list": list_name,
-        "name": name,
-        "path": path,
-        "kind": rule.reported_kind,
-        "before": before,
-        "after": after,
-        "breaksClients": rule.breaks_clients,
-        "affectsModels": rule.affects_models,
-        "rule": rule.id,
-    }
-    if hint:
-        change["hint"] = hint
-    return change
+) -> Change:
+    """A change of `rule` at `list_name`/`name`/`path`; an empty hint counts as none."""
+    return Change(rule=rule, list_name=list_name, name=name, path=path, before=before, after=after, hint=hint or None)
 
 
 def join_path(*parts: str | None) -> str:

@@ -12,97 +12,105 @@ from typing import Any
 
 from mcp.shared.inbound import find_invalid_x_mcp_header
 
-from watcher.contract.rules.base import Rule, join_path, make_change
+from watcher.contract.rules.base import Change, Compared, Rule, join_path, make_change
 from watcher.contract.rules.text import DESCRIPTION_CHANGED
 from watcher.contract.schema_diff import Fact, diff_schemas
 
-F = "input_schema"
+FAMILY = "input_schema"
 REQUIRED_PARAMETER_ADDED = Rule(
-    "required_parameter_added",
-    F,
-    "A new required parameter: calls that worked before lack it and are rejected.",
-    True,
-    True,
+    id="required_parameter_added",
+    family=FAMILY,
+    doc="A new required parameter: calls that worked before lack it and are rejected.",
+    breaks_clients=True,
+    affects_models=True,
 )
 OPTIONAL_PARAMETER_ADDED = Rule(
-    "optional_parameter_added",
-    F,
-    "A new optional parameter: old calls still valid; the model sees a new choice.",
-    False,
-    True,
+    id="optional_parameter_added",
+    family=FAMILY,
+    doc="A new optional parameter: old calls still valid; the model sees a new choice.",
+    breaks_clients=False,
+    affects_models=True,
 )
 PARAMETER_REMOVED = Rule(
-    "parameter_removed",
-    F,
-    "A parameter is gone (or renamed): calls that send it are rejected, or it is silently ignored.",
-    True,
-    True,
+    id="parameter_removed",
+    family=FAMILY,
+    doc="A parameter is gone (or renamed): calls that send it are rejected, or it is silently ignored.",
+    breaks_clients=True,
+    affects_models=True,
 )
 PARAMETER_BECAME_REQUIRED = Rule(
-    "parameter_became_required",
-    F,
-    "An optional parameter became required: calls that omitted it are rejected.",
-    True,
-    True,
+    id="parameter_became_required",
+    family=FAMILY,
+    doc="An optional parameter became required: calls that omitted it are rejected.",
+    breaks_clients=True,
+    affects_models=True,
 )
 PARAMETER_BECAME_OPTIONAL = Rule(
-    "parameter_became_optional", F, "A required parameter became optional: old calls still valid.", False, True
+    id="parameter_became_optional",
+    family=FAMILY,
+    doc="A required parameter became optional: old calls still valid.",
+    breaks_clients=False,
+    affects_models=True,
 )
 TYPE_CHANGED = Rule(
-    "type_changed", F, "A parameter's type changed incompatibly (string → object, a const replaced…).", True, True
+    id="type_changed",
+    family=FAMILY,
+    doc="A parameter's type changed incompatibly (string → object, a const replaced…).",
+    breaks_clients=True,
+    affects_models=True,
 )
 TYPE_NARROWED = Rule(
-    "type_narrowed",
-    F,
-    "Fewer values accepted: enum added or value removed, maximum lowered / minimum raised, maxLength/minLength "
+    id="type_narrowed",
+    family=FAMILY,
+    doc="Fewer values accepted: enum added or value removed, maximum lowered / minimum raised, maxLength/minLength "
     "tightened, pattern or format added or changed, additionalProperties: false added, items narrowed, a union "
     "member (e.g. null) dropped.",
-    True,
-    True,
+    breaks_clients=True,
+    affects_models=True,
 )
 TYPE_WIDENED = Rule(
-    "type_widened",
-    F,
-    "More values accepted: enum value added or enum dropped, bound relaxed, pattern removed, integer → number, "
+    id="type_widened",
+    family=FAMILY,
+    doc="More values accepted: enum value added or enum dropped, bound relaxed, pattern removed, integer → number, "
     "null or another union member allowed.",
-    False,
-    True,
+    breaks_clients=False,
+    affects_models=True,
 )
 DEFAULT_CHANGED = Rule(
-    "default_changed",
-    F,
-    "A parameter's default changed (or appeared/disappeared): calls that omit it now behave differently.",
-    False,
-    True,
+    id="default_changed",
+    family=FAMILY,
+    doc="A parameter's default changed (or appeared/disappeared): calls that omit it now behave differently.",
+    breaks_clients=False,
+    affects_models=True,
 )
 CONSTRAINT_CHANGED = Rule(
-    "constraint_changed",
-    F,
-    "A validation keyword with no known direction changed (allOf, not, if/then/else, patternProperties, "
+    id="constraint_changed",
+    family=FAMILY,
+    doc="A validation keyword with no known direction changed (allOf, not, if/then/else, patternProperties, "
     "dependentRequired…); treated as breaking.",
-    True,
-    True,
+    breaks_clients=True,
+    affects_models=True,
 )
 SCHEMA_ANNOTATION_CHANGED = Rule(
-    "schema_annotation_changed",
-    F,
-    "An annotation the model may read changed (examples, deprecated, readOnly, x-* keywords…).",
-    False,
-    True,
+    id="schema_annotation_changed",
+    family=FAMILY,
+    doc="An annotation the model may read changed (examples, deprecated, readOnly, x-* keywords…).",
+    breaks_clients=False,
+    affects_models=True,
 )
 X_MCP_HEADER_INVALID = Rule(
-    "x_mcp_header_invalid",
-    F,
-    "The tool's x-mcp-header annotations violate the spec: a Streamable HTTP client must drop the whole tool.",
-    True,
-    True,
+    id="x_mcp_header_invalid",
+    family=FAMILY,
+    doc="The tool's x-mcp-header annotations violate the spec: a Streamable HTTP client must drop the whole tool.",
+    breaks_clients=True,
+    affects_models=True,
 )
 X_MCP_HEADER_CHANGED = Rule(
-    "x_mcp_header_changed",
-    F,
-    "A valid x-mcp-header annotation changed: the Mcp-Param-* header that proxies and gateways see changes.",
-    False,
-    False,
+    id="x_mcp_header_changed",
+    family=FAMILY,
+    doc="A valid x-mcp-header annotation changed: the Mcp-Param-* header that proxies and gateways see changes.",
+    breaks_clients=False,
+    affects_models=False,
 )
 
 RULES = (
@@ -124,8 +132,40 @@ RULES = (
 _BY_DIRECTION = {"narrowed": TYPE_NARROWED, "widened": TYPE_WIDENED}
 
 
-def classify(fact: Fact) -> Rule | None:
-    """The input rule for one structural fact (None: the fact is reported by another fact)."""
+def check(compared: Compared) -> Iterator[Change]:
+    """Compare a tool's inputSchema. A new tool is checked only for invalid x-mcp-header annotations."""
+    if compared.after is None:
+        return
+    before = compared.before.get("inputSchema") if compared.before is not None else None
+    after = compared.after.get("inputSchema")
+    if compared.before is not None:
+        for fact in diff_schemas(before, after):
+            rule = _classify(fact)
+            if rule is not None:
+                path = join_path("inputSchema", fact.path)
+                yield make_change(
+                    rule, compared.list_name, compared.name, path, fact.before, fact.after, hint_for(fact)
+                )
+    yield from _invalid_header(compared, before, after)
+
+
+def hint_for(fact: Fact) -> str | None:
+    """A short note naming what a schema change added or removed (shared with the output_schema family)."""
+    if not fact.names:
+        return None
+    labels = {
+        "required_added": "new required parameter(s)",
+        "became_required": "now required",
+        "became_optional": "now optional",
+        "enum": "values " + ("added" if fact.direction == "widened" else "removed"),
+        "type": "union members " + ("added" if fact.direction == "widened" else "removed"),
+    }
+    label = labels.get(fact.kind)
+    return f"{label}: {', '.join(fact.names)}" if label else None
+
+
+def _classify(fact: Fact) -> Rule | None:
+    """The input rule for one structural difference (None: another difference reports it)."""
     match fact.kind:
         case "required_added":
             return REQUIRED_PARAMETER_ADDED
@@ -155,38 +195,14 @@ def classify(fact: Fact) -> Rule | None:
     return None
 
 
-def hint_for(fact: Fact) -> str | None:
-    if not fact.names:
-        return None
-    labels = {
-        "required_added": "new required parameter(s)",
-        "became_required": "now required",
-        "became_optional": "now optional",
-        "enum": "values " + ("added" if fact.direction == "widened" else "removed"),
-        "type": "union members " + ("added" if fact.direction == "widened" else "removed"),
-    }
-    label = labels.get(fact.kind)
-    return f"{label}: {', '.join(fact.names)}" if label else None
-
-
-def check(tool: str, before: Any, after: Any) -> Iterator[dict[str, Any]]:
-    for fact in diff_schemas(before, after):
-        rule = classify(fact)
-        if rule is not None:
-            yield make_change(
-                rule, "tools", tool, join_path("inputSchema", fact.path), fact.before, fact.after, hint_for(fact)
-            )
-    yield from check_x_mcp_header(tool, before, after)
-
-
-def check_x_mcp_header(tool: str, before: Any, after: Any) -> Iterator[dict[str, Any]]:
+def _invalid_header(compared: Compared, before: Any, after: Any) -> Iterator[Change]:
     """A tool whose annotations became invalid (or a new tool born invalid) vanishes from HTTP clients."""
     reason = find_invalid_x_mcp_header(after)
     if reason is not None and (before is None or find_invalid_x_mcp_header(before) is None):
         yield make_change(
             X_MCP_HEADER_INVALID,
-            "tools",
-            tool,
+            compared.list_name,
+            compared.name,
             "inputSchema",
             None,
             reason,

@@ -1,5 +1,5 @@
 """Family `lists`: entries added to or removed from tools/list, prompts/list, resources/list and
-resources/templates/list. Reported with kind `added` / `removed`, as in the seeds."""
+resources/templates/list. Reported with kind `added` / `removed` (the report's shape for list entries)."""
 
 from __future__ import annotations
 
@@ -7,41 +7,72 @@ import difflib
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from watcher.contract.rules.base import Rule, make_change
+from watcher.contract.rules.base import Change, Compared, Rule, make_change
 
-F = "lists"
+FAMILY = "lists"
 TOOL_ADDED = Rule(
-    "tool_added",
-    F,
-    "A new tool: old clients never call it, but models must now choose among more tools.",
-    False,
-    True,
+    id="tool_added",
+    family=FAMILY,
+    doc="A new tool: old clients never call it, but models must now choose among more tools.",
+    breaks_clients=False,
+    affects_models=True,
     kind="added",
 )
 TOOL_REMOVED = Rule(
-    "tool_removed",
-    F,
-    "A tool is gone (or renamed): calls by its name fail, host settings naming it stop matching.",
-    True,
-    True,
+    id="tool_removed",
+    family=FAMILY,
+    doc="A tool is gone (or renamed): calls by its name fail, host settings naming it stop matching.",
+    breaks_clients=True,
+    affects_models=True,
     kind="removed",
 )
-PROMPT_ADDED = Rule("prompt_added", F, "A new prompt.", False, False, kind="added")
+PROMPT_ADDED = Rule(
+    id="prompt_added",
+    family=FAMILY,
+    doc="A new prompt.",
+    breaks_clients=False,
+    affects_models=False,
+    kind="added",
+)
 PROMPT_REMOVED = Rule(
-    "prompt_removed", F, "A prompt is gone: prompts/get with its name fails.", True, False, kind="removed"
-)
-RESOURCE_ADDED = Rule("resource_added", F, "A new resource.", False, False, kind="added")
-RESOURCE_REMOVED = Rule(
-    "resource_removed",
-    F,
-    "A resource URI is gone: clients that stored it no longer find it.",
-    True,
-    False,
+    id="prompt_removed",
+    family=FAMILY,
+    doc="A prompt is gone: prompts/get with its name fails.",
+    breaks_clients=True,
+    affects_models=False,
     kind="removed",
 )
-TEMPLATE_ADDED = Rule("resource_template_added", F, "A new resource template.", False, False, kind="added")
+RESOURCE_ADDED = Rule(
+    id="resource_added",
+    family=FAMILY,
+    doc="A new resource.",
+    breaks_clients=False,
+    affects_models=False,
+    kind="added",
+)
+RESOURCE_REMOVED = Rule(
+    id="resource_removed",
+    family=FAMILY,
+    doc="A resource URI is gone: clients that stored it no longer find it.",
+    breaks_clients=True,
+    affects_models=False,
+    kind="removed",
+)
+TEMPLATE_ADDED = Rule(
+    id="resource_template_added",
+    family=FAMILY,
+    doc="A new resource template.",
+    breaks_clients=False,
+    affects_models=False,
+    kind="added",
+)
 TEMPLATE_REMOVED = Rule(
-    "resource_template_removed", F, "A resource template is gone: URIs built from it fail.", True, False, kind="removed"
+    id="resource_template_removed",
+    family=FAMILY,
+    doc="A resource template is gone: URIs built from it fail.",
+    breaks_clients=True,
+    affects_models=False,
+    kind="removed",
 )
 
 RULES = (
@@ -63,10 +94,12 @@ _BY_LIST: dict[str, tuple[Rule, Rule]] = {
 }
 
 
-def check_entries(
-    list_name: str, removed: Mapping[str, dict[str, Any]], added: Mapping[str, dict[str, Any]]
-) -> Iterator[dict[str, Any]]:
-    """Emit `added` / `removed` for entries present on one side only (keys: name, uri or uriTemplate)."""
+def check(compared: Compared) -> Iterator[Change]:
+    """`added` / `removed` for the entries found on one side only: `compared.before` holds the removed
+    ones and `compared.after` the added ones, each as {key: entry} (key: name, uri or uriTemplate)."""
+    list_name = compared.list_name
+    removed: Mapping[str, dict[str, Any]] = compared.before
+    added: Mapping[str, dict[str, Any]] = compared.after
     added_rule, removed_rule = _BY_LIST[list_name]
     for key in sorted(removed):
         hint = _rename_hint(list_name, key, removed[key], added) if list_name in ("tools", "prompts") else None
@@ -81,7 +114,7 @@ def _argument_names(list_name: str, entry: dict[str, Any]) -> frozenset[str]:
         props = schema.get("properties") if isinstance(schema, dict) else None
         return frozenset(props) if isinstance(props, dict) else frozenset()
     args = entry.get("arguments") or []
-    return frozenset(a.get("name") for a in args if isinstance(a, dict) and isinstance(a.get("name"), str))
+    return frozenset(a["name"] for a in args if isinstance(a, dict) and isinstance(a.get("name"), str))
 
 
 def _rename_hint(list_name: str, key: str, entry: dict[str, Any], added: Mapping[str, dict[str, Any]]) -> str | None:

@@ -7,77 +7,86 @@ that parses the old shape. Models rarely see output schemas, so these rules do n
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
-from watcher.contract.rules.base import Rule, join_path, make_change
+from watcher.contract.rules.base import Change, Compared, Rule, join_path, make_change
 from watcher.contract.rules.input_schema import hint_for
 from watcher.contract.schema_diff import Fact, diff_schemas, strip_titles
 
-F = "output_schema"
+FAMILY = "output_schema"
 OUTPUT_PROPERTY_REMOVED = Rule(
-    "output_property_removed", F, "An output property is gone (or renamed): clients reading it fail.", True, False
+    id="output_property_removed",
+    family=FAMILY,
+    doc="An output property is gone (or renamed): clients reading it fail.",
+    breaks_clients=True,
+    affects_models=False,
 )
 OUTPUT_PROPERTY_ADDED = Rule(
-    "output_property_added",
-    F,
-    "A new output property: safe for tolerant clients (those that ignore unknown fields).",
-    False,
-    False,
+    id="output_property_added",
+    family=FAMILY,
+    doc="A new output property: safe for tolerant clients (those that ignore unknown fields).",
+    breaks_clients=False,
+    affects_models=False,
 )
 OUTPUT_TYPE_CHANGED = Rule(
-    "output_type_changed",
-    F,
-    "An output value's type changed or widened to a new type (string → object, integer → number, null "
+    id="output_type_changed",
+    family=FAMILY,
+    doc="An output value's type changed or widened to a new type (string → object, integer → number, null "
     "allowed…): clients parse the old type and fail or misread.",
-    True,
-    False,
+    breaks_clients=True,
+    affects_models=False,
 )
 OUTPUT_PROPERTY_NO_LONGER_REQUIRED = Rule(
-    "output_property_no_longer_required",
-    F,
-    "An output property left `required`: clients that rely on it may find it missing.",
-    True,
-    False,
+    id="output_property_no_longer_required",
+    family=FAMILY,
+    doc="An output property left `required`: clients that rely on it may find it missing.",
+    breaks_clients=True,
+    affects_models=False,
 )
 OUTPUT_ENUM_VALUE_ADDED = Rule(
-    "output_enum_value_added",
-    F,
-    "An output enum gained a value (or lost its enum): old clients may not understand what comes back. Gray.",
-    False,
-    False,
+    id="output_enum_value_added",
+    family=FAMILY,
+    doc="An output enum gained a value (or lost its enum): old clients may not understand what comes back. Gray.",
+    breaks_clients=False,
+    affects_models=False,
     gray=True,
 )
 OUTPUT_TYPE_NARROWED = Rule(
-    "output_type_narrowed",
-    F,
-    "The output got stricter (property became required, enum value removed, bound "
+    id="output_type_narrowed",
+    family=FAMILY,
+    doc="The output got stricter (property became required, enum value removed, bound "
     "tightened…): old clients still parse it.",
-    False,
-    False,
+    breaks_clients=False,
+    affects_models=False,
 )
 OUTPUT_TYPE_WIDENED = Rule(
-    "output_type_widened",
-    F,
-    "An output bound relaxed (maximum raised, pattern removed, extra properties "
+    id="output_type_widened",
+    family=FAMILY,
+    doc="An output bound relaxed (maximum raised, pattern removed, extra properties "
     "allowed…): clients that relied on the old bound may misread. Gray.",
-    False,
-    False,
+    breaks_clients=False,
+    affects_models=False,
     gray=True,
 )
 OUTPUT_SCHEMA_REMOVED = Rule(
-    "output_schema_removed",
-    F,
-    "The tool no longer declares an outputSchema: structuredContent is no longer promised.",
-    True,
-    False,
+    id="output_schema_removed",
+    family=FAMILY,
+    doc="The tool no longer declares an outputSchema: structuredContent is no longer promised.",
+    breaks_clients=True,
+    affects_models=False,
 )
-OUTPUT_SCHEMA_ADDED = Rule("output_schema_added", F, "The tool now declares an outputSchema.", False, False)
+OUTPUT_SCHEMA_ADDED = Rule(
+    id="output_schema_added",
+    family=FAMILY,
+    doc="The tool now declares an outputSchema.",
+    breaks_clients=False,
+    affects_models=False,
+)
 OUTPUT_ANNOTATION_CHANGED = Rule(
-    "output_annotation_changed",
-    F,
-    "A description, default or other annotation inside the outputSchema changed.",
-    False,
-    False,
+    id="output_annotation_changed",
+    family=FAMILY,
+    doc="A description, default or other annotation inside the outputSchema changed.",
+    breaks_clients=False,
+    affects_models=False,
 )
 
 RULES = (
@@ -94,7 +103,29 @@ RULES = (
 )
 
 
-def classify(fact: Fact) -> Rule | None:
+def check(compared: Compared) -> Iterator[Change]:
+    """Compare a tool's outputSchema (present on both sides, added or removed)."""
+    if not compared.both_sides:
+        return
+    before, after = compared.before.get("outputSchema"), compared.after.get("outputSchema")
+    where = (compared.list_name, compared.name)
+    if before is None and after is None:
+        return
+    if before is None:
+        yield make_change(OUTPUT_SCHEMA_ADDED, *where, "outputSchema", None, strip_titles(after))
+        return
+    if after is None:
+        yield make_change(OUTPUT_SCHEMA_REMOVED, *where, "outputSchema", strip_titles(before), None)
+        return
+    for fact in diff_schemas(before, after):
+        rule = _classify(fact)
+        if rule is not None:
+            path = join_path("outputSchema", fact.path)
+            yield make_change(rule, *where, path, fact.before, fact.after, hint_for(fact))
+
+
+def _classify(fact: Fact) -> Rule | None:
+    """The output rule for one structural difference (None: another difference reports it)."""
     match fact.kind:
         case "property_added":
             return OUTPUT_PROPERTY_ADDED
@@ -119,20 +150,3 @@ def classify(fact: Fact) -> Rule | None:
         case "annotation":
             return OUTPUT_ANNOTATION_CHANGED
     return None
-
-
-def check(tool: str, before: Any, after: Any) -> Iterator[dict[str, Any]]:
-    if before is None and after is None:
-        return
-    if before is None:
-        yield make_change(OUTPUT_SCHEMA_ADDED, "tools", tool, "outputSchema", None, strip_titles(after))
-        return
-    if after is None:
-        yield make_change(OUTPUT_SCHEMA_REMOVED, "tools", tool, "outputSchema", strip_titles(before), None)
-        return
-    for fact in diff_schemas(before, after):
-        rule = classify(fact)
-        if rule is not None:
-            yield make_change(
-                rule, "tools", tool, join_path("outputSchema", fact.path), fact.before, fact.after, hint_for(fact)
-            )

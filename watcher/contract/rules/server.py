@@ -6,33 +6,53 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from watcher.contract.rules.base import Rule, join_path, make_change
+from watcher.contract.rules.base import Change, Compared, Rule, join_path, make_change
 from watcher.contract.rules.text import INSTRUCTIONS_CHANGED
 from watcher.contract.schema_diff import json_equal
 
-F = "server"
+FAMILY = "server"
 PROTOCOL_VERSION_REMOVED = Rule(
-    "protocol_version_removed",
-    F,
-    "A protocol version (or a whole era) is no longer supported: clients on it cannot connect.",
-    True,
-    False,
+    id="protocol_version_removed",
+    family=FAMILY,
+    doc="A protocol version (or a whole era) is no longer supported: clients on it cannot connect.",
+    breaks_clients=True,
+    affects_models=False,
 )
 PROTOCOL_VERSION_ADDED = Rule(
-    "protocol_version_added", F, "A protocol version (or era) became supported.", False, False
+    id="protocol_version_added",
+    family=FAMILY,
+    doc="A protocol version (or era) became supported.",
+    breaks_clients=False,
+    affects_models=False,
 )
 CAPABILITY_REMOVED = Rule(
-    "capability_removed",
-    F,
-    "A capability, sub-capability (listChanged, subscribe…) or extension is gone: clients fall back or get errors.",
-    True,
-    False,
+    id="capability_removed",
+    family=FAMILY,
+    doc="A capability, sub-capability (listChanged, subscribe…) or extension is gone: clients fall back or get errors.",
+    breaks_clients=True,
+    affects_models=False,
 )
-CAPABILITY_ADDED = Rule("capability_added", F, "A capability, sub-capability or extension appeared.", False, False)
+CAPABILITY_ADDED = Rule(
+    id="capability_added",
+    family=FAMILY,
+    doc="A capability, sub-capability or extension appeared.",
+    breaks_clients=False,
+    affects_models=False,
+)
 CAPABILITY_CHANGED = Rule(
-    "capability_changed", F, "A capability's or extension's settings value changed.", False, False
+    id="capability_changed",
+    family=FAMILY,
+    doc="A capability's or extension's settings value changed.",
+    breaks_clients=False,
+    affects_models=False,
 )
-SERVER_INFO_CHANGED = Rule("server_info_changed", F, "serverInfo (name, version, title…) changed.", False, False)
+SERVER_INFO_CHANGED = Rule(
+    id="server_info_changed",
+    family=FAMILY,
+    doc="serverInfo (name, version, title…) changed.",
+    breaks_clients=False,
+    affects_models=False,
+)
 
 RULES = (
     PROTOCOL_VERSION_REMOVED,
@@ -43,23 +63,22 @@ RULES = (
     SERVER_INFO_CHANGED,
 )
 
-LIST = "server"
 
-
-def is_ok(server: dict[str, Any]) -> bool:
-    return server.get("status", "ok") == "ok"
-
-
-def compare_server(before: dict[str, Any], after: dict[str, Any], era_bound: bool = True) -> Iterator[dict[str, Any]]:
-    """`era_bound=False` when the two sides were taken in different eras: versions and capabilities are
-    negotiated per era, so only the era-independent fields are compared."""
-    ok_before, ok_after = is_ok(before), is_ok(after)
+def check(compared: Compared) -> Iterator[Change]:
+    """Compare the server.json records. An era one side could not speak is reported as its protocol
+    versions removed or added. Across eras (`compared.era_bound` False) versions and capabilities,
+    negotiated per era, are not compared; instructions and server info are."""
+    before: dict[str, Any] = compared.before
+    after: dict[str, Any] = compared.after
+    list_name = compared.list_name
+    era_bound = compared.era_bound
+    ok_before, ok_after = _is_ok(before), _is_ok(after)
     if ok_before and not ok_after:
         for version in before.get("supportedVersions") or [before.get("protocolVersion")]:
             if version:
                 yield make_change(
                     PROTOCOL_VERSION_REMOVED,
-                    LIST,
+                    list_name,
                     version,
                     "supportedVersions",
                     version,
@@ -72,7 +91,7 @@ def compare_server(before: dict[str, Any], after: dict[str, Any], era_bound: boo
             if version:
                 yield make_change(
                     PROTOCOL_VERSION_ADDED,
-                    LIST,
+                    list_name,
                     version,
                     "supportedVersions",
                     None,
@@ -86,15 +105,17 @@ def compare_server(before: dict[str, Any], after: dict[str, Any], era_bound: boo
         versions_a = set(before.get("supportedVersions") or [])
         versions_b = set(after.get("supportedVersions") or [])
         for version in sorted(versions_a - versions_b):
-            yield make_change(PROTOCOL_VERSION_REMOVED, LIST, version, "supportedVersions", version, None)
+            yield make_change(PROTOCOL_VERSION_REMOVED, list_name, version, "supportedVersions", version, None)
         for version in sorted(versions_b - versions_a):
-            yield make_change(PROTOCOL_VERSION_ADDED, LIST, version, "supportedVersions", None, version)
-        yield from _compare_tree(before.get("capabilities") or {}, after.get("capabilities") or {}, "capabilities")
-        yield from _compare_tree(before.get("extensions") or {}, after.get("extensions") or {}, "extensions")
+            yield make_change(PROTOCOL_VERSION_ADDED, list_name, version, "supportedVersions", None, version)
+        yield from _compare_tree(
+            list_name, before.get("capabilities") or {}, after.get("capabilities") or {}, "capabilities"
+        )
+        yield from _compare_tree(list_name, before.get("extensions") or {}, after.get("extensions") or {}, "extensions")
     if not json_equal(before.get("instructions"), after.get("instructions")):
         yield make_change(
             INSTRUCTIONS_CHANGED,
-            LIST,
+            list_name,
             "instructions",
             "instructions",
             before.get("instructions"),
@@ -104,11 +125,11 @@ def compare_server(before: dict[str, Any], after: dict[str, Any], era_bound: boo
     for key in sorted(set(info_a) | set(info_b)):
         if not json_equal(info_a.get(key), info_b.get(key)):
             yield make_change(
-                SERVER_INFO_CHANGED, LIST, "serverInfo", f"serverInfo.{key}", info_a.get(key), info_b.get(key)
+                SERVER_INFO_CHANGED, list_name, "serverInfo", f"serverInfo.{key}", info_a.get(key), info_b.get(key)
             )
 
 
-def _compare_tree(a: dict[str, Any], b: dict[str, Any], path: str) -> Iterator[dict[str, Any]]:
+def _compare_tree(list_name: str, a: dict[str, Any], b: dict[str, Any], path: str) -> Iterator[Change]:
     """A capability present (an object, or a `true` flag) on one side only is added/removed; a `false`
     flag counts as absent. Children of a removed capability are not reported again."""
     for key in sorted(set(a) | set(b)):
@@ -118,10 +139,14 @@ def _compare_tree(a: dict[str, Any], b: dict[str, Any], path: str) -> Iterator[d
         present_a = va is not False and va is not None
         present_b = vb is not False and vb is not None
         if present_a and not present_b:
-            yield make_change(CAPABILITY_REMOVED, LIST, name, where, va, None)
+            yield make_change(CAPABILITY_REMOVED, list_name, name, where, va, None)
         elif present_b and not present_a:
-            yield make_change(CAPABILITY_ADDED, LIST, name, where, None, vb)
+            yield make_change(CAPABILITY_ADDED, list_name, name, where, None, vb)
         elif isinstance(va, dict) and isinstance(vb, dict):
-            yield from _compare_tree(va, vb, where)
+            yield from _compare_tree(list_name, va, vb, where)
         elif not json_equal(va, vb):
-            yield make_change(CAPABILITY_CHANGED, LIST, name, where, va, vb)
+            yield make_change(CAPABILITY_CHANGED, list_name, name, where, va, vb)
+
+
+def _is_ok(server: dict[str, Any]) -> bool:
+    return bool(server.get("status", "ok") == "ok")
