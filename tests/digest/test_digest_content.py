@@ -19,8 +19,8 @@ from tests.digest.state import (
     seed_spec,
     write_config,
 )
-from watcher.notify.digest import build_digest, features_named
-from watcher.notify.digest_render import render_markdown
+from watcher.digest.content import build_digest, features_named
+from watcher.digest.document import render_markdown
 from watcher.notify.render import release_page
 from watcher.spec.messages import Change
 from watcher.store import Notice, Store

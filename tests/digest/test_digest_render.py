@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from tests.digest.state import DIGEST_NOW, TODAY, big_registry, build_state
-from watcher.notify.digest import Digest, build_digest
-from watcher.notify.digest_render import (
+from watcher.digest.content import Digest, build_digest
+from watcher.digest.document import (
     block_text,
     document,
     plain,
@@ -139,7 +139,7 @@ def test_split_text_breaks_at_lines_then_spaces_then_anywhere():
 
 
 def test_a_heading_never_ends_a_message_even_when_the_text_budget_is_what_fills_it():
-    from watcher.notify.digest_render import Document, Part, _pack
+    from watcher.digest.document import Document, Part, _pack
 
     doc = Document("Digest", [], [], [Part("First part"), Part("Second part")])
 

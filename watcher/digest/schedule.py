@@ -23,9 +23,9 @@ from typing import Any
 from apscheduler.triggers.cron import CronTrigger
 
 from watcher.config import ConfigError, DigestSettings, LoadedConfig, Team
-from watcher.notify.digest import DIGEST_KIND, build_digest, iso_week
-from watcher.notify.digest_render import slack_messages
-from watcher.notify.timeline import digest_timeline, write_timeline
+from watcher.digest.content import DIGEST_KIND, build_digest, iso_week
+from watcher.digest.document import slack_messages
+from watcher.digest.timeline import digest_timeline, write_timeline
 from watcher.store import Notice, Store, utcnow
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from markdown_it import MarkdownIt
 
-from watcher.notify.digest import ChangeItem, Digest, Feature, ReleaseItem, ServerFindings, Verdict
+from watcher.digest.content import ChangeItem, Digest, Feature, ReleaseItem, ServerFindings, Verdict
 from watcher.notify.render import MAX_BLOCKS, MAX_HEADER_CHARS, MAX_SECTION_CHARS
 
 Style = Literal["plain", "bold", "italic", "code", "link"]

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from watcher.config import LoadedConfig, Team, load_config, slack_credentials
+from watcher.digest.content import build_digest, iso_week
+from watcher.digest.document import render_html, render_markdown, slack_messages, slack_payloads
+from watcher.digest.schedule import digest_key, digest_zone, pictures_dir, queue_digest
+from watcher.digest.timeline import digest_timeline, write_timeline
 from watcher.notify.delivery import deliver_outbox, make_sink
-from watcher.notify.digest import build_digest, iso_week
-from watcher.notify.digest_render import render_html, render_markdown, slack_messages, slack_payloads
-from watcher.notify.digest_service import digest_key, digest_zone, pictures_dir, queue_digest
-from watcher.notify.timeline import digest_timeline, write_timeline
 from watcher.store import Store, utcnow
 
 EXTENSIONS = {"slack": "json", "markdown": "md", "html": "html"}

@@ -1,0 +1,1 @@
+"""The weekly deprecation digest of each team."""
