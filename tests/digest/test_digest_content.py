@@ -19,8 +19,9 @@ from tests.digest.state import (
     seed_spec,
     write_config,
 )
-from watcher.digest.content import build_digest, features_named
-from watcher.digest.document import render_markdown
+from watcher.digest.build import build_digest
+from watcher.digest.markdown import render_markdown
+from watcher.digest.sections.exposure import features_named
 from watcher.notify.render import release_page
 from watcher.spec.messages import Change
 from watcher.store import Notice, Store

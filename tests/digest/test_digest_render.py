@@ -7,16 +7,11 @@ import re
 from pathlib import Path
 
 from tests.digest.state import DIGEST_NOW, TODAY, big_registry, build_state
-from watcher.digest.content import Digest, build_digest
-from watcher.digest.document import (
-    block_text,
-    document,
-    plain,
-    render_html,
-    render_markdown,
-    slack_messages,
-    split_text,
-)
+from watcher.digest.build import build_digest
+from watcher.digest.document import document, plain
+from watcher.digest.markdown import render_html, render_markdown
+from watcher.digest.model import Digest
+from watcher.digest.slack import block_text, slack_messages, split_text
 
 SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT = 3000, 150, 50
 
@@ -139,7 +134,8 @@ def test_split_text_breaks_at_lines_then_spaces_then_anywhere():
 
 
 def test_a_heading_never_ends_a_message_even_when_the_text_budget_is_what_fills_it():
-    from watcher.digest.document import Document, Part, _pack
+    from watcher.digest.document import Document, Part
+    from watcher.digest.slack import _pack
 
     doc = Document("Digest", [], [], [Part("First part"), Part("Second part")])
 

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import Any
 
 from watcher.config import LoadedConfig, Team, load_config, slack_credentials
-from watcher.digest.content import build_digest, iso_week
-from watcher.digest.document import render_html, render_markdown, slack_messages, slack_payloads
+from watcher.digest.build import build_digest
+from watcher.digest.markdown import render_html, render_markdown
+from watcher.digest.model import iso_week
 from watcher.digest.schedule import digest_key, digest_zone, pictures_dir, queue_digest
+from watcher.digest.slack import slack_messages, slack_payloads
 from watcher.digest.timeline import digest_timeline, write_timeline
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.store import Store, utcnow
