@@ -11,7 +11,8 @@ from watcher.digest.build import build_digest
 from watcher.digest.document import document, plain
 from watcher.digest.markdown import render_html, render_markdown
 from watcher.digest.model import Digest
-from watcher.digest.slack import block_text, slack_messages, split_text
+from watcher.digest.slack import slack_messages
+from watcher.notify.blocks import block_text
 
 SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT = 3000, 150, 50
 
@@ -118,19 +119,6 @@ def test_a_long_digest_is_split_into_thread_messages_within_slacks_limits_and_no
         assert f"Feature number {n:03d}" in everything
     for n in range(30):
         assert f"branch-{n:02d} (python SDK)" in everything
-
-
-def test_split_text_breaks_at_lines_then_spaces_then_anywhere():
-    lines = [f"line {n} " + "x" * 90 for n in range(100)]
-    pieces = split_text("\n".join(lines), 3000)
-    assert all(len(p) <= 3000 for p in pieces) and len(pieces) == 4
-    assert "\n".join(pieces) == "\n".join(lines)
-    words = " ".join(["word"] * 2000)  # 9,999 characters, one line
-    pieces = split_text(words, 3000)
-    assert all(len(p) <= 3000 for p in pieces) and " ".join(pieces) == words
-    blob = "y" * 7000
-    pieces = split_text(blob, 3000)
-    assert [len(p) for p in pieces] == [3000, 3000, 1000] and "".join(pieces) == blob
 
 
 def test_a_heading_never_ends_a_message_even_when_the_text_budget_is_what_fills_it():

@@ -13,26 +13,24 @@ from typing import Any
 
 from watcher.digest.document import VERDICT_WORDS, Document, Line, Span, document, plain, split_space
 from watcher.digest.model import Digest
-from watcher.notify.render import MAX_BLOCKS, MAX_HEADER_CHARS, MAX_SECTION_CHARS
+from watcher.notify.blocks import (
+    MAX_BLOCKS,
+    MAX_HEADER_CHARS,
+    VERDICT_ICONS,
+    block_text,
+    context,
+    divider,
+    escape,
+    header,
+    section,
+    split_text,
+)
 
 MESSAGE_TEXT_BUDGET = 12_000
 """Characters of block text per message: well inside what Slack accepts, so a message never fails as too long."""
 
-SLACK_ICONS = {
-    "pass": ":white_check_mark:",
-    "fail": ":x:",
-    "error": ":warning:",
-    "pending": ":hourglass_flowing_sand:",
-    "not-run": ":heavy_minus_sign:",
-}
-
-
-def slack_escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
 def _slack_span(span: Span) -> str:
-    text = slack_escape(span.text)
+    text = escape(span.text)
     if span.style == "plain" or not text.strip():
         return text
     lead, core, trail = split_space(text)
@@ -50,41 +48,15 @@ def slack_line(line: Line) -> str:
     return "".join(_slack_span(span) for span in line)
 
 
-def split_text(text: str, limit: int = MAX_SECTION_CHARS) -> list[str]:
-    """Pieces of at most ``limit`` characters: at line breaks where possible, else at spaces, else hard."""
-    pieces: list[str] = []
-    current = ""
-    for line in text.split("\n"):
-        candidate = f"{current}\n{line}" if current else line
-        if len(candidate) <= limit:
-            current = candidate
-            continue
-        if current:
-            pieces.append(current)
-        current = ""
-        while len(line) > limit:
-            cut = line.rfind(" ", 0, limit)
-            cut = cut if cut > limit // 2 else limit
-            pieces.append(line[:cut])
-            line = line[cut:].lstrip(" ") if cut < len(line) and line[cut] == " " else line[cut:]
-        current = line
-    if current or not pieces:
-        pieces.append(current)
-    return pieces
-
-
 def _sections(text: str) -> list[dict[str, Any]]:
-    return [{"type": "section", "text": {"type": "mrkdwn", "text": piece}} for piece in split_text(text) if piece]
+    return [section(piece) for piece in split_text(text) if piece]
 
 
 def _header(text: str) -> dict[str, Any]:
+    """A header block, or a bold section when the title is longer than a header may be (never cut)."""
     if len(text) <= MAX_HEADER_CHARS:
-        return {"type": "header", "text": {"type": "plain_text", "text": text, "emoji": True}}
-    return _sections(f"*{slack_escape(text)}*")[0]
-
-
-def _context(text: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+        return header(text)
+    return _sections(f"*{escape(text)}*")[0]
 
 
 @dataclass
@@ -93,20 +65,9 @@ class SlackMessage:
     blocks: list[dict[str, Any]]
 
 
-def block_text(block: dict[str, Any]) -> str:
-    """All the text a block shows (for budgets and for tests that check nothing was lost)."""
-    if "text" in block and isinstance(block["text"], dict):
-        return str(block["text"].get("text", ""))
-    if block.get("type") == "context":
-        return "\n".join(str(e.get("text", "")) for e in block.get("elements", []))
-    if "fields" in block:
-        return "\n".join(str(f.get("text", "")) for f in block["fields"])
-    return ""
-
-
 def _verdict_icons(text: str) -> str:
     for verdict, word in VERDICT_WORDS.items():
-        text = text.replace(f": *{word}*", f": {SLACK_ICONS[verdict]} *{word}*")
+        text = text.replace(f": *{word}*", f": {VERDICT_ICONS[verdict]} *{word}*")
     return text
 
 
@@ -118,11 +79,11 @@ def slack_messages(digest: Digest, has_picture: bool = True) -> list[SlackMessag
     summary = slack_line(doc.summary)
     if has_picture:
         summary += " · timeline picture in the thread"
-    flow.append((-1, _context(summary)))
+    flow.append((-1, context(summary)))
     if doc.notes:
         flow += [(-1, block) for block in _sections("\n".join(":warning: " + slack_line(n) for n in doc.notes))]
     for index, part in enumerate(doc.parts):
-        flow.append((index, {"type": "divider"}))
+        flow.append((index, divider()))
         flow.append((index, _header(part.title)))
         if part.intro:
             flow += [(index, block) for block in _sections("\n".join(slack_line(line) for line in part.intro))]
@@ -139,7 +100,7 @@ def slack_messages(digest: Digest, has_picture: bool = True) -> list[SlackMessag
                 fallback += f" (continued in {total - 1} repl{'y' if total == 2 else 'ies'} in the thread)"
         else:
             fallback = f"{doc.title} (part {number} of {total})"
-            blocks.insert(0, _context(slack_escape(fallback)))
+            blocks.insert(0, context(escape(fallback)))
         messages.append(SlackMessage(fallback, blocks))
     return messages
 
