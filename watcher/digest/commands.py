@@ -21,9 +21,10 @@ from watcher.config import LoadedConfig, Team, load_config, slack_credentials
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_html, render_markdown
 from watcher.digest.model import iso_week
-from watcher.digest.schedule import digest_key, digest_zone, pictures_dir, queue_digest
+from watcher.digest.schedule import digest_zone, pictures_dir, queue_digest
 from watcher.digest.slack import slack_messages, slack_payloads
 from watcher.digest.timeline import digest_timeline, write_timeline
+from watcher.notify import keys
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.store import Store, utcnow
 
@@ -94,7 +95,7 @@ def _send(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.
     for team in teams:
         queued = queue_digest(loaded, store, team, now, today=args.today, force=args.force)
         if queued is None:
-            key = digest_key(team.name, iso_week(today))
+            key = keys.weekly_digest(team.name, iso_week(today))
             print(f"{team.name}: the digest for {iso_week(today)} was already queued (--force sends it again)")
             watched += [row["key"] for row in store.outbox() if row["key"] == key or row["thread_of"] == key]
         else:

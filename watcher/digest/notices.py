@@ -1,5 +1,5 @@
 """The digest as outbox notices: one parent message (its key, with the timeline PNG as its file) and, when
-Slack's limits need it, replies in its thread keyed ``…:part2``, ``…:part3``."""
+Slack's limits need it, replies in its thread (``keys.digest_reply``)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pathlib import Path
 
 from watcher.digest.model import DIGEST_KIND, Digest
 from watcher.digest.slack import slack_messages
+from watcher.notify import keys
 from watcher.store import Notice
 
 
@@ -23,7 +24,7 @@ def digest_notices(digest: Digest, key: str, picture: Path) -> list[Notice]:
         first = number == 1
         notices.append(
             Notice(
-                key=key if first else f"{key}:part{number}",
+                key=key if first else keys.digest_reply(key, number),
                 team=digest.team,
                 channel=digest.channel,
                 kind=DIGEST_KIND,

@@ -3,7 +3,7 @@
 The digest time is ``digest.day_of_week`` / ``hour`` / ``minute`` in ``digest.timezone`` (an APScheduler
 cron expression; default Monday 09:00 UTC). ``send_due_digests`` is idempotent and safe to call at any
 time: a team gets its digest when this ISO week's digest time has passed, no digest for that team and week
-is in the outbox yet (key ``digest:{team}:{isoyear}-W{week}``), and the time is not more than
+is in the outbox yet (``keys.weekly_digest``), and the time is not more than
 ``misfire_grace_hours`` ago — so a service that was down at digest time sends it once when it is back.
 
 Each digest is one parent message and its thread replies (see ``notices``), queued in one transaction.
@@ -25,6 +25,7 @@ from watcher.digest.build import build_digest
 from watcher.digest.model import iso_week
 from watcher.digest.notices import digest_notices, safe_name
 from watcher.digest.timeline import digest_timeline, write_timeline
+from watcher.notify import keys
 from watcher.store import Store, utcnow
 
 log = logging.getLogger(__name__)
@@ -72,10 +73,6 @@ def due_time(settings: DigestSettings, now: datetime) -> datetime | None:
     return fire
 
 
-def digest_key(team: str, week: str) -> str:
-    return f"digest:{team}:{week}"
-
-
 @dataclass(frozen=True)
 class QueuedDigest:
     key: str
@@ -120,10 +117,10 @@ def queue_digest(
     local_today = now.astimezone(digest_zone(loaded.config.digest)).date()
     today = today or local_today
     week = iso_week(today)
-    base = digest_key(team.name, week)
+    base = keys.weekly_digest(team.name, week)
     if not force and store.outbox_row(base) is not None:
         return None
-    key = f"{base}:forced-{now.astimezone(UTC):%Y%m%dT%H%M%SZ}" if force else base
+    key = keys.forced_digest(team.name, week, now) if force else base
     until = now if today == local_today else datetime.combine(today + timedelta(days=1), time(), tzinfo=UTC)
     digest = build_digest(loaded, store, team.name, today, until=until)
     picture = write_timeline(digest_timeline(digest), pictures_dir(loaded) / f"{safe_name(key)}.png")

@@ -29,6 +29,7 @@ from watcher.notify.blocks import (
 MESSAGE_TEXT_BUDGET = 12_000
 """Characters of block text per message: well inside what Slack accepts, so a message never fails as too long."""
 
+
 def _slack_span(span: Span) -> str:
     text = escape(span.text)
     if span.style == "plain" or not text.strip():

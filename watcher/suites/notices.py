@@ -5,20 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.notify import keys
 from watcher.notify.blocks import VERDICT_ICONS, context, section
 from watcher.store import Notice
 
 MAX_LISTED = 10
 WORDS = {"pass": "passes", "fail": "fails", "error": "could not be checked"}
-
-
-def thread_key(sdk: str, version: str, team: str) -> str:
-    """The key of the beta's alert notice, whose Slack thread the result replies in."""
-    return f"release:{sdk}:{version}:{team}"
-
-
-def notice_key(server: str, version: str, team: str) -> str:
-    return f"run:{server}:{version}:{team}"
 
 
 def _bullets(items: list[str], limit: int = MAX_LISTED) -> str:
@@ -169,11 +161,11 @@ def result_notice(loaded: LoadedConfig, report: dict[str, Any]) -> Notice:
     team = config.team(server.team)
     text, blocks = render(report)
     return Notice(
-        key=notice_key(server.name, report["sdk_version"], team.name),
+        key=keys.suite_result(server.name, report["sdk_version"], team.name),
         team=team.name,
         channel=team.slack_channel,
         kind="suite_result",
         text=text,
         blocks=blocks,
-        thread_of=thread_key(server.sdk, report["sdk_version"], team.name),
+        thread_of=keys.release_alert(server.sdk, report["sdk_version"], team.name),
     )

@@ -9,6 +9,7 @@ from datetime import datetime
 
 from watcher.config import Server, Team, WatcherConfig
 from watcher.digest.model import ReleaseItem, ThreadRef, Verdict
+from watcher.notify import keys
 from watcher.notify.render import release_page
 from watcher.store import Store, parse_iso
 
@@ -52,7 +53,7 @@ def releases_of_period(
         if payload.get("yanked") or not _wanted(team, str(payload["version"])):
             continue
         sdk, version, prerelease = payload["sdk"], str(payload["version"]), bool(payload.get("prerelease"))
-        thread = thread_ref(store, f"release:{sdk}:{version}:{team.name}")
+        thread = thread_ref(store, keys.release_alert(sdk, version, team.name))
         servers = [s for s in config.servers_of_team(team.name) if s.sdk == sdk]
         verdicts = [_verdict(config, store, s, version, prerelease, team) for s in servers]
         items.append(
@@ -78,7 +79,7 @@ def _verdict(
     runs = [
         r for r in store.runs(server=server.name, limit=1000) if r["sdk_version"] == version and r["sdk"] == server.sdk
     ]
-    thread = thread_ref(store, f"run:{server.name}:{version}:{team.name}")
+    thread = thread_ref(store, keys.suite_result(server.name, version, team.name))
     if not runs:
         if not prerelease and not config.suites.on_stable:
             return Verdict(server.name, "not-run", "stable releases are not tested (suites.on_stable is off)")
