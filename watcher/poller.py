@@ -12,9 +12,9 @@ import httpx
 
 from watcher.config import LoadedConfig, SdkSource, Team, WatcherConfig
 from watcher.notify import keys
-from watcher.notify.render import release_notice
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.notices import release_notice
 from watcher.store import Notice, Store, iso, utcnow
 from watcher.versions import is_ignored, sort_key
 

@@ -19,7 +19,7 @@ import yaml
 from watcher.config import LoadedConfig, load_config
 from watcher.digest import commands as digest_commands
 from watcher.spec.calendar import ReleaseCalendar
-from watcher.spec.messages import Change
+from watcher.spec.notices import Change
 from watcher.spec.registry import parse_registry
 from watcher.spec.removal import compute_deprecations
 from watcher.spec.revisions import SpecRevision

@@ -22,8 +22,8 @@ from tests.digest.state import (
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_markdown
 from watcher.digest.sections.exposure import features_named
-from watcher.notify.render import release_page
-from watcher.spec.messages import Change
+from watcher.sources.notices import release_page
+from watcher.spec.notices import Change
 from watcher.store import Notice, Store
 
 

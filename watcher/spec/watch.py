@@ -31,7 +31,7 @@ from watcher.notify import keys
 from watcher.sources.base import FetchStats, RegistryHttp, SourceError
 from watcher.spec import seps
 from watcher.spec.calendar import ReleaseCalendar
-from watcher.spec.messages import Change, render_change, render_operator
+from watcher.spec.notices import Change, render_change, render_operator
 from watcher.spec.registry import Registry, RegistryFormatError, parse_registry
 from watcher.spec.removal import compute_deprecations, needed_seps
 from watcher.spec.revisions import SpecRevision, current_revision, fetch_revisions, new_revisions

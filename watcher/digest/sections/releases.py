@@ -10,7 +10,7 @@ from datetime import datetime
 from watcher.config import Server, Team, WatcherConfig
 from watcher.digest.model import ReleaseItem, ThreadRef, Verdict
 from watcher.notify import keys
-from watcher.notify.render import release_page
+from watcher.sources.notices import release_page
 from watcher.store import Store, parse_iso
 
 
