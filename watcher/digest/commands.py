@@ -13,10 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import date
 from pathlib import Path
 from typing import Any
 
+from watcher.cli_args import iso_date
 from watcher.config import LoadedConfig, Team, load_config, slack_credentials
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_html, render_markdown
@@ -45,16 +45,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--force", action="store_true", help="with --send: send again though sent this week")
     parser.add_argument("--team", default=None, help="only this team (default: every team with digest: true)")
     parser.add_argument("--format", choices=tuple(EXTENSIONS), default="markdown", help="preview format")
-    parser.add_argument("--today", type=_iso_date, default=None, help="the digest's date (YYYY-MM-DD)")
+    parser.add_argument("--today", type=iso_date, default=None, help="the digest's date (YYYY-MM-DD)")
     parser.add_argument("--out", type=Path, default=None, help="write the preview and the PNG into this folder")
     parser.set_defaults(handler=run_digest)
-
-
-def _iso_date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from exc
 
 
 def _teams(loaded: LoadedConfig, name: str | None) -> list[Team] | None:
