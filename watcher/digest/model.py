@@ -151,7 +151,8 @@ class Digest:
         return [f for f in self.features if f.state != "deprecated"]
 
     def to_json(self) -> dict[str, Any]:
-        return json.loads(json.dumps(asdict(self), default=str))
+        plain: dict[str, Any] = json.loads(json.dumps(asdict(self), default=str))
+        return plain
 
 
 def iso_week(day: date) -> str:

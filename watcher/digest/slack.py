@@ -117,7 +117,7 @@ def _pack(flow: list[tuple[int, dict[str, Any]]], doc: Document) -> list[list[di
         # A heading needs its first content in the same message; a divider its heading and that content.
         lookahead = {"header": 1, "divider": 2}.get(block["type"], 0) if position + 1 < len(flow) else 0
         if len(page) + 1 + lookahead > room or (page and used + size > MESSAGE_TEXT_BUDGET):
-            carried = []
+            carried: list[dict[str, Any]] = []
             while page and page[-1]["type"] in ("header", "divider"):
                 carried.insert(0, page.pop())
             pages.append([b for b in carried if b["type"] != "divider"])  # a new message is separation enough
