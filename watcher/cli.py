@@ -19,7 +19,7 @@ CAPABILITY_COMMANDS = (
     "watcher.spec.commands",
     "watcher.contract.commands",
     "watcher.suites.commands",
-    "watcher.notify.digest_commands",
+    "watcher.digest.commands",
 )
 
 

@@ -11,9 +11,10 @@ from typing import Any
 import httpx
 
 from watcher.config import LoadedConfig, SdkSource, Team, WatcherConfig
-from watcher.notify.render import release_notice
+from watcher.notify import keys
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.notices import release_notice
 from watcher.store import Notice, Store, iso, utcnow
 from watcher.versions import is_ignored, sort_key
 
@@ -150,7 +151,7 @@ def record(
                 if outcome.baseline or release.yanked:
                     continue  # history is not news; a version already withdrawn is noise
                 payload = {**row, "prerelease": release.prerelease, "yanked": release.yanked, "first_seen": now}
-                if store.add_event(f"release:{sdk.name}:{release.version}", "release", payload):
+                if store.add_event(keys.release_event(sdk.name, release.version), "release", payload):
                     outcome.new.append(payload)
                     _notify_teams(store, config, payload)
         db["polls"].insert(
@@ -206,7 +207,7 @@ def _notify_teams(store: Store, config: WatcherConfig, release: dict[str, Any]) 
         text, blocks = release_notice(release, servers_to_run(config, team.name, release))
         store.enqueue(
             Notice(
-                key=f"release:{release['sdk']}:{release['version']}:{team.name}",
+                key=keys.release_alert(release["sdk"], release["version"], team.name),
                 team=team.name,
                 channel=team.slack_channel,
                 kind="release",

@@ -90,7 +90,7 @@ class Service:
             self.deliver()
 
     def send_digest(self) -> None:
-        from watcher.notify.digest_service import send_due_digests
+        from watcher.digest.schedule import send_due_digests
 
         queued = send_due_digests(self.loaded, self.store)
         log.info("digest check: %s", f"queued {', '.join(queued)}" if queued else "nothing due")
@@ -149,7 +149,7 @@ class Service:
                 misfire_grace_time=None,
                 **trigger,
             )
-        from watcher.notify.digest_service import register_digest_job
+        from watcher.digest.schedule import register_digest_job
 
         # The weekly cron job; the catch-up at start follows the first spec poll (see poll_spec).
         register_digest_job(

@@ -17,9 +17,9 @@ from typing import Any
 import yaml
 
 from watcher.config import LoadedConfig, load_config
-from watcher.notify import digest_commands
+from watcher.digest import commands as digest_commands
 from watcher.spec.calendar import ReleaseCalendar
-from watcher.spec.messages import Change
+from watcher.spec.notices import Change
 from watcher.spec.registry import parse_registry
 from watcher.spec.removal import compute_deprecations
 from watcher.spec.revisions import SpecRevision

@@ -19,10 +19,11 @@ from tests.digest.state import (
     seed_spec,
     write_config,
 )
-from watcher.notify.digest import build_digest, features_named
-from watcher.notify.digest_render import render_markdown
-from watcher.notify.render import release_page
-from watcher.spec.messages import Change
+from watcher.digest.build import build_digest
+from watcher.digest.markdown import render_markdown
+from watcher.digest.sections.exposure import features_named
+from watcher.sources.notices import release_page
+from watcher.spec.notices import Change
 from watcher.store import Notice, Store
 
 

@@ -7,16 +7,12 @@ import re
 from pathlib import Path
 
 from tests.digest.state import DIGEST_NOW, TODAY, big_registry, build_state
-from watcher.notify.digest import Digest, build_digest
-from watcher.notify.digest_render import (
-    block_text,
-    document,
-    plain,
-    render_html,
-    render_markdown,
-    slack_messages,
-    split_text,
-)
+from watcher.digest.build import build_digest
+from watcher.digest.document import document, plain
+from watcher.digest.markdown import render_html, render_markdown
+from watcher.digest.model import Digest
+from watcher.digest.slack import slack_messages
+from watcher.notify.blocks import block_text
 
 SECTION_LIMIT, HEADER_LIMIT, BLOCK_LIMIT = 3000, 150, 50
 
@@ -125,21 +121,9 @@ def test_a_long_digest_is_split_into_thread_messages_within_slacks_limits_and_no
         assert f"branch-{n:02d} (python SDK)" in everything
 
 
-def test_split_text_breaks_at_lines_then_spaces_then_anywhere():
-    lines = [f"line {n} " + "x" * 90 for n in range(100)]
-    pieces = split_text("\n".join(lines), 3000)
-    assert all(len(p) <= 3000 for p in pieces) and len(pieces) == 4
-    assert "\n".join(pieces) == "\n".join(lines)
-    words = " ".join(["word"] * 2000)  # 9,999 characters, one line
-    pieces = split_text(words, 3000)
-    assert all(len(p) <= 3000 for p in pieces) and " ".join(pieces) == words
-    blob = "y" * 7000
-    pieces = split_text(blob, 3000)
-    assert [len(p) for p in pieces] == [3000, 3000, 1000] and "".join(pieces) == blob
-
-
 def test_a_heading_never_ends_a_message_even_when_the_text_budget_is_what_fills_it():
-    from watcher.notify.digest_render import Document, Part, _pack
+    from watcher.digest.document import Document, Part
+    from watcher.digest.slack import _pack
 
     doc = Document("Digest", [], [], [Part("First part"), Part("Second part")])
 

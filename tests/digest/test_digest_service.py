@@ -14,7 +14,7 @@ from PIL import Image
 
 from tests.digest.state import FixedState, big_registry, build_state
 from watcher.config import ConfigError, DigestSettings
-from watcher.notify.digest_service import (
+from watcher.digest.schedule import (
     digest_trigger,
     due_time,
     pictures_dir,

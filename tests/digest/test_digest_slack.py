@@ -10,8 +10,8 @@ import pytest
 from tests.digest.state import FixedState, big_registry, build_state, cli
 from tests.fakes.slack_server import FakeSlack
 from watcher.config import SlackSettings
+from watcher.digest.schedule import send_due_digests
 from watcher.notify.delivery import WebApiSink, deliver_outbox
-from watcher.notify.digest_service import send_due_digests
 
 MONDAY_NOON = datetime.fromisoformat("2026-11-30T12:00:00+00:00")
 

@@ -13,8 +13,8 @@ import pytest
 from tests.digest.state import DIGEST_NOW, REGISTRY, SPEC_RELEASES, TODAY, build_state, write_config
 from tests.fakes.github_server import FakeGitHub
 from watcher.config import LoadedConfig
-from watcher.notify.digest import build_digest
-from watcher.notify.digest_render import render_markdown
+from watcher.digest.build import build_digest
+from watcher.digest.markdown import render_markdown
 from watcher.spec.watch import poll_spec
 from watcher.store import Store, utcnow
 

@@ -25,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 
 from watcher.config import SlackCredentials, SlackSettings
+from watcher.notify import keys
 from watcher.store import Store, iso, parse_iso, utcnow
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,7 @@ class WebApiSink:
     def _channel_id(self, channel: str) -> str | None:
         if not channel.startswith("#"):
             return channel
-        cached = self.store.get_kv(f"slack_channel_id:{channel}")
+        cached = self.store.get_kv(keys.slack_channel_id(channel))
         if cached:
             return cached
         cursor = None
@@ -163,7 +164,7 @@ class WebApiSink:
             )
             for item in response.get("channels", []):
                 if item.get("name") == channel.lstrip("#"):
-                    self.store.set_kv(f"slack_channel_id:{channel}", item["id"])
+                    self.store.set_kv(keys.slack_channel_id(channel), item["id"])
                     return str(item["id"])
             cursor = (response.get("response_metadata") or {}).get("next_cursor")
             if not cursor:

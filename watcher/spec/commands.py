@@ -16,11 +16,11 @@ import asyncio
 import json
 import sys
 import textwrap
-from datetime import date
 from typing import Any
 
 import httpx
 
+from watcher.cli_args import iso_date
 from watcher.config import ConfigError, load_config
 from watcher.spec.watch import SpecFetch, compute, fetch_spec, today_utc
 from watcher.store import Store
@@ -44,16 +44,9 @@ def register(subparsers: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--json", action="store_true", help="print a JSON list of objects")
-    parser.add_argument("--today", type=_iso_date, default=None, help="count days from this date (YYYY-MM-DD)")
+    parser.add_argument("--today", type=iso_date, default=None, help="count days from this date (YYYY-MM-DD)")
     parser.add_argument("--offline", action="store_true", help="do not fetch; use the state DB's last good copy")
     parser.set_defaults(handler=run_deprecations)
-
-
-def _iso_date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from exc
 
 
 def run_deprecations(args: argparse.Namespace) -> int:

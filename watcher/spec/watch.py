@@ -19,7 +19,6 @@ One alert per distinct error until the source recovers, then one "readable again
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from dataclasses import dataclass, field
 from datetime import date
@@ -29,10 +28,11 @@ import httpx
 
 from watcher import clock
 from watcher.config import LoadedConfig, WatcherConfig
+from watcher.notify import keys
 from watcher.sources.base import FetchStats, RegistryHttp, SourceError
 from watcher.spec import seps
 from watcher.spec.calendar import ReleaseCalendar
-from watcher.spec.messages import Change, render_change, render_operator
+from watcher.spec.notices import Change, render_change, render_operator
 from watcher.spec.registry import Registry, RegistryFormatError, parse_registry
 from watcher.spec.removal import compute_deprecations, needed_seps
 from watcher.spec.revisions import SpecRevision, current_revision, fetch_revisions, new_revisions
@@ -214,7 +214,7 @@ def _registry_changes(
     changes: list[Change] = []
 
     def change(kind: str, subject: str, old: dict[str, Any] | None, new: dict[str, Any] | None, key: str) -> None:
-        changes.append(Change(kind, subject, old, new, f"spec:registry:g{generation}:{kind}:{key}"))
+        changes.append(Change(kind, subject, old, new, keys.spec_registry_change(generation, kind, key)))
 
     new_keys = {r["key"] for r in rows}
     for row in rows:
@@ -243,7 +243,9 @@ def _revision_changes(before: list[SpecRevision], after: list[SpecRevision]) -> 
     for revision in new_revisions(before, after):
         kind = "new-rc" if revision.prerelease else "new-revision"
         old = current.to_json() if current else None
-        changes.append(Change(kind, revision.tag, old, revision.to_json(), f"spec:{kind}:{revision.tag}"))
+        changes.append(
+            Change(kind, revision.tag, old, revision.to_json(), keys.spec_release_change(kind, revision.tag))
+        )
     return changes
 
 
@@ -257,7 +259,7 @@ def _announce(store: Store, config: WatcherConfig, change: Change) -> int:
     for team in config.teams:
         if team.spec_news:
             notice = Notice(
-                f"{change.key}:{team.name}", team.name, team.slack_channel, f"spec-{change.kind}", text, blocks
+                keys.for_team(change.key, team.name), team.name, team.slack_channel, f"spec-{change.kind}", text, blocks
             )
             enqueued += store.enqueue(notice)
     return enqueued
@@ -286,13 +288,9 @@ def _alert(
     store.add_event(key, kind, payload)
     text, blocks = render_operator(title, body, detail)
     return sum(
-        store.enqueue(Notice(f"{key}:{channel}", team, channel, kind, text, blocks))
+        store.enqueue(Notice(keys.for_channel(key, channel), team, channel, kind, text, blocks))
         for team, channel in operator_targets(config)
     )
-
-
-def _short_hash(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def _source_health(store: Store, config: WatcherConfig, source: str, error: str | None) -> int:
@@ -301,7 +299,7 @@ def _source_health(store: Store, config: WatcherConfig, source: str, error: str 
     if error is None and state["error"] is None:
         return 0
     if error is None:
-        key = f"spec:{source}-recovered:{state['episode']}"
+        key = keys.spec_source_recovered(source, state["episode"])
         enqueued = _alert(
             store,
             config,
@@ -320,7 +318,7 @@ def _source_health(store: Store, config: WatcherConfig, source: str, error: str 
     state["error"] = error
     alerts[source] = state
     store.set_kv(KV_ALERTS, alerts)
-    key = f"spec:{source}-unreadable:{state['episode']}:{_short_hash(error)}"
+    key = keys.spec_source_unreadable(source, state["episode"], error)
     return _alert(
         store,
         config,
@@ -338,7 +336,7 @@ def _unresolved_alerts(store: Store, config: WatcherConfig, rows: list[dict[str,
     for row in rows:
         if row["resolved"]:
             continue
-        key = f"spec:unresolved:{row['key']}:{_short_hash(row['earliest_removal_text'] + '|' + row['basis'])}"
+        key = keys.spec_unresolved(row["key"], row["earliest_removal_text"], row["basis"])
         enqueued += _alert(
             store,
             config,

@@ -5,25 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.notify import keys
+from watcher.notify.blocks import VERDICT_ICONS, context, section
 from watcher.store import Notice
 
 MAX_LISTED = 10
-SECTION_LIMIT = 2900  # Slack rejects section text over 3000 characters
-ICONS = {"pass": ":white_check_mark:", "fail": ":x:", "error": ":warning:"}
 WORDS = {"pass": "passes", "fail": "fails", "error": "could not be checked"}
-
-
-def thread_key(sdk: str, version: str, team: str) -> str:
-    """The key of the beta's alert notice, whose Slack thread the result replies in."""
-    return f"release:{sdk}:{version}:{team}"
-
-
-def notice_key(server: str, version: str, team: str) -> str:
-    return f"run:{server}:{version}:{team}"
-
-
-def _clip(text: str, limit: int = SECTION_LIMIT) -> str:
-    return text if len(text) <= limit else text[: limit - 15] + "\n… (truncated)"
 
 
 def _bullets(items: list[str], limit: int = MAX_LISTED) -> str:
@@ -108,17 +95,15 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     verdict = report.get("verdict") or "error"
     title = headline(report)
     text_lines = [f"{verdict.upper()}: {title}"]
-    blocks: list[dict[str, Any]] = [
-        {"type": "section", "text": {"type": "mrkdwn", "text": f"{ICONS.get(verdict, '')} *{title}*"}},
-    ]
+    blocks = [section(f"{VERDICT_ICONS.get(verdict, '')} *{title}*")]
     reasons = [r["reason"] for r in report.get("reasons") or [] if r.get("verdict") != "pass"]
     if reasons:
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _clip(_bullets(reasons))}})
+        blocks.append(section(_bullets(reasons)))
         text_lines += [f"- {r}" for r in reasons]
 
     evidence = _evidence(report)
     if evidence:
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _clip(f"```{evidence[-2500:]}```")}})
+        blocks.append(section(f"```{evidence[-2500:]}```"))
         text_lines.append(evidence[-1500:])
 
     sets = report.get("conformance") or []
@@ -135,9 +120,7 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
                 part += "\nStale entries:\n" + _bullets(stale)
                 text_lines += [f"  stale {s}" for s in stale[:MAX_LISTED]]
             parts.append(part)
-        blocks.append(
-            {"type": "section", "text": {"type": "mrkdwn", "text": _clip("*Conformance*\n" + "\n".join(parts))}}
-        )
+        blocks.append(section("*Conformance*\n" + "\n".join(parts)))
 
     contract = report.get("contract")
     if contract is not None:
@@ -158,20 +141,15 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
             text_lines.append(f"Contract: {len(breaking)} breaking, {len(models)} affect models, {others} other")
             text_lines += [f"  breaking {b}" for b in breaking[:MAX_LISTED]]
             text_lines += [f"  affects models {m}" for m in models[:MAX_LISTED]]
-        blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _clip(body)}})
+        blocks.append(section(body))
 
     warnings = [_warning_line(w) for w in report.get("deprecation_warnings") or []]
     if warnings:
-        blocks.append(
-            {
-                "type": "section",
-                "text": {"type": "mrkdwn", "text": _clip("*Deprecation warnings*\n" + _bullets(warnings))},
-            }
-        )
+        blocks.append(section("*Deprecation warnings*\n" + _bullets(warnings)))
         text_lines += [f"Deprecation: {w}" for w in warnings[:MAX_LISTED]]
 
     footer = f"Took {_duration(report.get('seconds'))} · run {report.get('run_id', '?')}"
-    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": footer}]})
+    blocks.append(context(footer))
     text_lines.append(footer)
     return "\n".join(text_lines), blocks
 
@@ -183,11 +161,11 @@ def result_notice(loaded: LoadedConfig, report: dict[str, Any]) -> Notice:
     team = config.team(server.team)
     text, blocks = render(report)
     return Notice(
-        key=notice_key(server.name, report["sdk_version"], team.name),
+        key=keys.suite_result(server.name, report["sdk_version"], team.name),
         team=team.name,
         channel=team.slack_channel,
         kind="suite_result",
         text=text,
         blocks=blocks,
-        thread_of=thread_key(server.sdk, report["sdk_version"], team.name),
+        thread_of=keys.release_alert(server.sdk, report["sdk_version"], team.name),
     )

@@ -14,6 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from watcher.config import ConfigError, LoadedConfig
+from watcher.notify import keys
 from watcher.store import Store
 from watcher.suites.notices import result_notice
 from watcher.suites.runner import ERROR, run_check
@@ -29,7 +30,7 @@ def queue_for_release(loaded: LoadedConfig, store: Store, sdk: str, version: str
     config = loaded.config
     if not prerelease and not config.suites.on_stable:
         return []
-    trigger = f"release:{sdk}:{version}"
+    trigger = keys.release_event(sdk, version)
     return [
         server.name
         for server in config.servers
@@ -51,7 +52,9 @@ def queue_after_poll(
     if loaded.config.suites.on_baseline:
         for sdk, version in baseline_newest.items():
             for server in loaded.config.servers:
-                if server.sdk == sdk and store.queue_run(server.name, sdk, version, f"baseline:{sdk}:{version}"):
+                if server.sdk == sdk and store.queue_run(
+                    server.name, sdk, version, keys.baseline_trigger(sdk, version)
+                ):
                     queued.append(f"{server.name}@{version}")
     return queued
 
@@ -94,7 +97,7 @@ def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: thre
     store.finish_run(run["id"], report["verdict"], report, seconds)
     try:
         notice = result_notice(loaded, report)
-        if str(run.get("trigger") or "").startswith("baseline:"):
+        if keys.is_baseline_trigger(run.get("trigger")):
             # A first look at an SDK the watcher just started following: no beta alert to reply to.
             notice = dataclasses.replace(notice, thread_of=None)
     except ConfigError as exc:

@@ -3,17 +3,15 @@
 The digest time is ``digest.day_of_week`` / ``hour`` / ``minute`` in ``digest.timezone`` (an APScheduler
 cron expression; default Monday 09:00 UTC). ``send_due_digests`` is idempotent and safe to call at any
 time: a team gets its digest when this ISO week's digest time has passed, no digest for that team and week
-is in the outbox yet (key ``digest:{team}:{isoyear}-W{week}``), and the time is not more than
+is in the outbox yet (``keys.weekly_digest``), and the time is not more than
 ``misfire_grace_hours`` ago — so a service that was down at digest time sends it once when it is back.
 
-Each digest is one parent message (the key above, with the PNG as its file) and, when Slack's limits need
-it, replies in its thread keyed ``…:part2``, ``…:part3``; all are queued in one transaction.
+Each digest is one parent message and its thread replies (see ``notices``), queued in one transaction.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
@@ -23,10 +21,12 @@ from typing import Any
 from apscheduler.triggers.cron import CronTrigger
 
 from watcher.config import ConfigError, DigestSettings, LoadedConfig, Team
-from watcher.notify.digest import DIGEST_KIND, build_digest, iso_week
-from watcher.notify.digest_render import slack_messages
-from watcher.notify.timeline import digest_timeline, write_timeline
-from watcher.store import Notice, Store, utcnow
+from watcher.digest.build import build_digest
+from watcher.digest.model import iso_week
+from watcher.digest.notices import digest_notices, safe_name
+from watcher.digest.timeline import digest_timeline, write_timeline
+from watcher.notify import keys
+from watcher.store import Store, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -73,10 +73,6 @@ def due_time(settings: DigestSettings, now: datetime) -> datetime | None:
     return fire
 
 
-def digest_key(team: str, week: str) -> str:
-    return f"digest:{team}:{week}"
-
-
 @dataclass(frozen=True)
 class QueuedDigest:
     key: str
@@ -85,10 +81,6 @@ class QueuedDigest:
     keys: list[str]
     """Every notice queued: the parent first, then the thread replies."""
     picture: Path
-
-
-def _safe(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text)
 
 
 def pictures_dir(loaded: LoadedConfig) -> Path:
@@ -125,37 +117,14 @@ def queue_digest(
     local_today = now.astimezone(digest_zone(loaded.config.digest)).date()
     today = today or local_today
     week = iso_week(today)
-    base = digest_key(team.name, week)
+    base = keys.weekly_digest(team.name, week)
     if not force and store.outbox_row(base) is not None:
         return None
-    key = f"{base}:forced-{now.astimezone(UTC):%Y%m%dT%H%M%SZ}" if force else base
+    key = keys.forced_digest(team.name, week, now) if force else base
     until = now if today == local_today else datetime.combine(today + timedelta(days=1), time(), tzinfo=UTC)
     digest = build_digest(loaded, store, team.name, today, until=until)
-    picture = write_timeline(digest_timeline(digest), pictures_dir(loaded) / f"{_safe(key)}.png")
-    messages = slack_messages(digest, has_picture=True)
-    notices = []
-    for number, message in enumerate(messages, 1):
-        first = number == 1
-        notices.append(
-            Notice(
-                key=key if first else f"{key}:part{number}",
-                team=team.name,
-                channel=team.slack_channel,
-                kind=DIGEST_KIND,
-                text=message.text,
-                blocks=message.blocks,
-                thread_of=None if first else key,
-                files=[
-                    {
-                        "path": str(picture),
-                        "title": f"Deprecation timeline · {team.name} · {week}",
-                        "filename": f"deprecation-timeline-{_safe(team.name)}-{week}.png",
-                    }
-                ]
-                if first
-                else None,
-            )
-        )
+    picture = write_timeline(digest_timeline(digest), pictures_dir(loaded) / f"{safe_name(key)}.png")
+    notices = digest_notices(digest, key, picture)
     with store.transaction():
         # Another process may have queued it since the check above: the parent's key decides.
         if store.outbox_row(key) is not None:

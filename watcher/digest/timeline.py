@@ -23,7 +23,7 @@ from matplotlib.figure import Figure  # a bare Figure draws off-screen (Agg) wit
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 
-from watcher.notify.digest import Digest, Feature
+from watcher.digest.model import Digest, Feature
 
 WIDTH_PX = 1200
 DPI = 100

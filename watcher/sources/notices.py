@@ -1,46 +1,10 @@
-"""Slack Block Kit renderings of the service's own notices (new SDK versions, operator alerts)."""
+"""The alert a team gets when polling finds a new version of one of its SDKs."""
 
 from __future__ import annotations
 
 from typing import Any
 
-# Slack's limits: 50 blocks a message, 3,000 characters in a section's text, 150 in a header.
-MAX_BLOCKS = 50
-MAX_SECTION_CHARS = 3000
-MAX_HEADER_CHARS = 150
-
-
-def header(text: str) -> dict[str, Any]:
-    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, MAX_HEADER_CHARS), "emoji": True}}
-
-
-def section(markdown: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(markdown, MAX_SECTION_CHARS)}}
-
-
-def fields(pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    # A section holds at most 10 fields of 2,000 characters each.
-    return {
-        "type": "section",
-        "fields": [{"type": "mrkdwn", "text": clip(f"*{k}*\n{v}", 2000)} for k, v in pairs[:10]],
-    }
-
-
-def context(markdown: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(markdown, MAX_SECTION_CHARS)}]}
-
-
-def divider() -> dict[str, Any]:
-    return {"type": "divider"}
-
-
-def clip(text: str, limit: int) -> str:
-    """Shorten to Slack's limit, saying so; callers that must not lose text split first."""
-    if len(text) <= limit:
-        return text
-    marker = " … (cut, see the full report)"
-    return text[: limit - len(marker)] + marker
-
+from watcher.notify.blocks import context, fields, header, section
 
 # Public pages of a version. PyPI's and npm's are left out: their hosts are taken from each
 # ecosystem's own configuration elsewhere and are not written into this project.
@@ -83,7 +47,3 @@ def release_notice(release: dict[str, Any], servers: list[str]) -> tuple[str, li
     if page:
         blocks.append(context(f"<{page}|{release['package']} {release['version']}>"))
     return text, blocks
-
-
-def operator_alert(title: str, detail: str) -> tuple[str, list[dict[str, Any]]]:
-    return f"{title}: {detail}", [header(title), section(detail)]

@@ -13,16 +13,19 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from datetime import date
 from pathlib import Path
 from typing import Any
 
+from watcher.cli_args import iso_date
 from watcher.config import LoadedConfig, Team, load_config, slack_credentials
+from watcher.digest.build import build_digest
+from watcher.digest.markdown import render_html, render_markdown
+from watcher.digest.model import iso_week
+from watcher.digest.schedule import digest_zone, pictures_dir, queue_digest
+from watcher.digest.slack import slack_messages, slack_payloads
+from watcher.digest.timeline import digest_timeline, write_timeline
+from watcher.notify import keys
 from watcher.notify.delivery import deliver_outbox, make_sink
-from watcher.notify.digest import build_digest, iso_week
-from watcher.notify.digest_render import render_html, render_markdown, slack_messages, slack_payloads
-from watcher.notify.digest_service import digest_key, digest_zone, pictures_dir, queue_digest
-from watcher.notify.timeline import digest_timeline, write_timeline
 from watcher.store import Store, utcnow
 
 EXTENSIONS = {"slack": "json", "markdown": "md", "html": "html"}
@@ -42,16 +45,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--force", action="store_true", help="with --send: send again though sent this week")
     parser.add_argument("--team", default=None, help="only this team (default: every team with digest: true)")
     parser.add_argument("--format", choices=tuple(EXTENSIONS), default="markdown", help="preview format")
-    parser.add_argument("--today", type=_iso_date, default=None, help="the digest's date (YYYY-MM-DD)")
+    parser.add_argument("--today", type=iso_date, default=None, help="the digest's date (YYYY-MM-DD)")
     parser.add_argument("--out", type=Path, default=None, help="write the preview and the PNG into this folder")
     parser.set_defaults(handler=run_digest)
-
-
-def _iso_date(text: str) -> date:
-    try:
-        return date.fromisoformat(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from exc
 
 
 def _teams(loaded: LoadedConfig, name: str | None) -> list[Team] | None:
@@ -92,7 +88,7 @@ def _send(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.
     for team in teams:
         queued = queue_digest(loaded, store, team, now, today=args.today, force=args.force)
         if queued is None:
-            key = digest_key(team.name, iso_week(today))
+            key = keys.weekly_digest(team.name, iso_week(today))
             print(f"{team.name}: the digest for {iso_week(today)} was already queued (--force sends it again)")
             watched += [row["key"] for row in store.outbox() if row["key"] == key or row["thread_of"] == key]
         else:

@@ -9,9 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-HEADER_LIMIT = 150
-TEXT_LIMIT = 3000
-FIELD_LIMIT = 2000
+from watcher.notify.blocks import MAX_SECTION_CHARS, clip, context, escape, fields, header, section
 
 
 @dataclass(frozen=True)
@@ -28,15 +26,6 @@ class Change:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "subject": self.subject, "before": self.before, "after": self.after, "key": self.key}
-
-
-def escape(text: str) -> str:
-    """Slack mrkdwn needs &, < and > escaped in text we did not write."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _cap(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def removal_summary(row: dict[str, Any] | None) -> str:
@@ -107,26 +96,16 @@ def render_change(change: Change, source_url: str) -> tuple[str, list[dict[str, 
     title = _title(change)
     lead = _lead(change)
     text = f"{title}. {lead}\n{before_label}: {before}\nAfter: {after}"
-    blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": _cap(title, HEADER_LIMIT)}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": _cap(lead, TEXT_LIMIT)}},
-        {
-            "type": "section",
-            "fields": [
-                {"type": "mrkdwn", "text": _cap(f"*{before_label}*\n{escape(before)}", FIELD_LIMIT)},
-                {"type": "mrkdwn", "text": _cap(f"*After*\n{escape(after)}", FIELD_LIMIT)},
-            ],
-        },
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": _cap(f"Source: <{source_url}>", TEXT_LIMIT)}]},
+    blocks = [
+        header(title),
+        section(lead),
+        fields([(before_label, escape(before)), ("After", escape(after))]),
+        context(f"Source: <{source_url}>"),
     ]
-    return _cap(text, TEXT_LIMIT), blocks
+    return clip(text, MAX_SECTION_CHARS), blocks
 
 
 def render_operator(title: str, body: str, detail: str) -> tuple[str, list[dict[str, Any]]]:
     text = f"{title}: {body}\n{detail}"
-    blocks: list[dict[str, Any]] = [
-        {"type": "header", "text": {"type": "plain_text", "text": _cap(title, HEADER_LIMIT)}},
-        {"type": "section", "text": {"type": "mrkdwn", "text": _cap(escape(body), TEXT_LIMIT)}},
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": _cap(escape(detail), TEXT_LIMIT)}]},
-    ]
-    return _cap(text, TEXT_LIMIT), blocks
+    blocks = [header(title), section(escape(body)), context(escape(detail))]
+    return clip(text, MAX_SECTION_CHARS), blocks

@@ -1,0 +1,111 @@
+"""Section 1, what is on its way out: the spec's registry rows with their computed earliest removal, and the
+spec changes the spec watcher recorded since the team's last digest. Read from the state only (no network)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Any
+
+from watcher.config import WatcherConfig
+from watcher.digest.model import ChangeItem, Feature
+from watcher.spec.calendar import ReleaseCalendar
+from watcher.spec.revisions import SpecRevision
+from watcher.spec.watch import KV_ALERTS, compute, fetch_spec
+from watcher.store import Store, parse_iso
+
+SPEC_CHANGE_PREFIX = "spec-"
+SPEC_CHANGE_KINDS = (
+    "new-deprecation",
+    "moved-to-removed",
+    "earliest-removal-changed",
+    "deprecation-gone",
+    "new-rc",
+    "new-revision",
+)
+
+
+@dataclass(frozen=True)
+class SpecView:
+    rows: list[dict[str, Any]]
+    """``compute_deprecations`` objects."""
+    revisions: list[SpecRevision]
+    calendar: ReleaseCalendar
+    problems: list[str] = field(default_factory=list)
+
+
+def load_spec_view(config: WatcherConfig, store: Store, today: date) -> SpecView:
+    """The last good registry and releases from the state (never the network), computed for ``today``."""
+    fetch = asyncio.run(fetch_spec(config, store, None))
+    rows = compute(config, fetch, today)
+    problems: list[str] = []
+    if fetch.registry is None:
+        problems.append(
+            "The spec's deprecated-features registry has not been read yet: the list below is empty because "
+            "nothing is known, not because nothing is deprecated."
+        )
+    alerts = store.get_kv(KV_ALERTS) or {}
+    for source in ("registry", "releases"):
+        error = (alerts.get(source) or {}).get("error")
+        if error:
+            saved = f" (saved {fetch.registry_saved_at})" if source == "registry" and fetch.registry_saved_at else ""
+            problems.append(
+                f"The spec {source} cannot be read at the moment: {error}. The last good copy{saved} stays in use."
+            )
+    problems.extend(fetch.sep_errors.values())
+    return SpecView(rows, list(fetch.revisions), ReleaseCalendar.from_settings(config.spec.calendar), problems)
+
+
+def ordered_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Deprecated rows first, soonest removal first (unresolved last, they need a human), then removed rows."""
+
+    def key(row: dict[str, Any]) -> tuple[int, int, str, str]:
+        removed = row["state"] != "deprecated"
+        return (int(removed), int(row["earliest_removal"] is None), row["earliest_removal"] or "", row["feature"])
+
+    return sorted(rows, key=key)
+
+
+def feature_of(row: dict[str, Any], servers: list[str]) -> Feature:
+    return Feature(
+        feature=row["feature"],
+        key=row["key"],
+        state=row["state"],
+        deprecated_in=row.get("deprecated_in") or "",
+        sep=row.get("sep") or "",
+        migration=row.get("migration") or "",
+        earliest_removal_text=row.get("earliest_removal_text") or "",
+        window_starts=row.get("window_starts"),
+        window_ends=row.get("window_ends"),
+        earliest_removal=row.get("earliest_removal"),
+        projected=bool(row.get("earliest_removal_projected")),
+        days_left=row.get("days_left"),
+        basis=row.get("basis") or "",
+        resolved=bool(row.get("resolved")),
+        flags=list(row.get("flags") or []),
+        affected_servers=sorted(servers),
+    )
+
+
+def spec_changes(store: Store, since: datetime, until: datetime) -> list[ChangeItem]:
+    items = []
+    for event in store.events(since=since):
+        kind = event["kind"].removeprefix(SPEC_CHANGE_PREFIX)
+        if not event["kind"].startswith(SPEC_CHANGE_PREFIX) or kind not in SPEC_CHANGE_KINDS:
+            continue
+        created = parse_iso(event["created"])
+        if created is not None and created >= until:
+            continue
+        payload = event["payload"]
+        items.append(
+            ChangeItem(
+                kind=kind,
+                subject=str(payload.get("subject", "")),
+                before=payload.get("before"),
+                after=payload.get("after"),
+                recorded=event["created"],
+            )
+        )
+    return items

@@ -1,0 +1,110 @@
+"""Every key a notice, an event or a suite run is filed under: one function per format.
+
+Keys are idempotency keys. The outbox ignores a notice whose key it already holds and the event log an event
+whose key it already holds, so a crash or a second process repeats nothing — and a format must never change
+(a new spelling would send every notice again). A thread reply names its parent by the parent's key. A notice
+that tells several teams (or channels) about one event is keyed by the event's key and the team (or channel).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+
+BASELINE_PREFIX = "baseline:"
+
+
+def for_team(event_key: str, team: str) -> str:
+    """The notice that tells ``team`` about the event ``event_key``."""
+    return f"{event_key}:{team}"
+
+
+def for_channel(event_key: str, channel: str) -> str:
+    """The operator alert about ``event_key`` posted in ``channel``."""
+    return f"{event_key}:{channel}"
+
+
+def short_hash(text: str) -> str:
+    """12 hex characters that tell texts apart inside a key (an error message, a registry text)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+# --- SDK releases and the suite runs they lead to ---------------------------------------------------------
+
+
+def release_event(sdk: str, version: str) -> str:
+    """A new version of an SDK, seen by polling; also the trigger of the suite runs it queues."""
+    return f"release:{sdk}:{version}"
+
+
+def release_alert(sdk: str, version: str, team: str) -> str:
+    """The alert about a new version to one team: the thread its suite results reply in."""
+    return for_team(release_event(sdk, version), team)
+
+
+def baseline_trigger(sdk: str, version: str) -> str:
+    """The trigger of a suite run queued because ``sdk`` was just baselined at ``version``."""
+    return f"{BASELINE_PREFIX}{sdk}:{version}"
+
+
+def is_baseline_trigger(trigger: str | None) -> bool:
+    return (trigger or "").startswith(BASELINE_PREFIX)
+
+
+def suite_result(server: str, version: str, team: str) -> str:
+    """One server's suite result on one SDK version, to its team."""
+    return f"run:{server}:{version}:{team}"
+
+
+# --- the weekly digest ----------------------------------------------------------------------------------------
+
+
+def weekly_digest(team: str, week: str) -> str:
+    """The parent message of a team's digest for an ISO week (``2026-W49``): one per team and week."""
+    return f"digest:{team}:{week}"
+
+
+def forced_digest(team: str, week: str, moment: datetime) -> str:
+    """A digest sent again on request (``digest --send --force``): distinct from the week's own and each other."""
+    return f"{weekly_digest(team, week)}:forced-{moment.astimezone(UTC):%Y%m%dT%H%M%SZ}"
+
+
+def digest_reply(parent_key: str, number: int) -> str:
+    """The ``number``-th message of a digest (2, 3, …), posted in the parent's thread."""
+    return f"{parent_key}:part{number}"
+
+
+# --- the spec watcher ----------------------------------------------------------------------------------------
+
+
+def spec_registry_change(generation: int, kind: str, feature_key: str) -> str:
+    """A change of one registry row, found when the registry's ``generation`` was stored."""
+    return f"spec:registry:g{generation}:{kind}:{feature_key}"
+
+
+def spec_release_change(kind: str, tag: str) -> str:
+    """A spec release candidate or revision (``kind`` new-rc or new-revision) published under ``tag``."""
+    return f"spec:{kind}:{tag}"
+
+
+def spec_source_unreadable(source: str, episode: int, error: str) -> str:
+    """A spec source ("registry", "releases") that cannot be read: one alert per episode and distinct error."""
+    return f"spec:{source}-unreadable:{episode}:{short_hash(error)}"
+
+
+def spec_source_recovered(source: str, episode: int) -> str:
+    """A spec source readable again after the episode of errors numbered ``episode``."""
+    return f"spec:{source}-recovered:{episode}"
+
+
+def spec_unresolved(feature_key: str, removal_text: str, basis: str) -> str:
+    """A registry row whose earliest removal could not be computed, for this text and reason."""
+    return f"spec:unresolved:{feature_key}:{short_hash(removal_text + '|' + basis)}"
+
+
+# --- state kept by delivery ---------------------------------------------------------------------------------
+
+
+def slack_channel_id(channel: str) -> str:
+    """The key-value entry that caches the id Slack gave the channel named ``channel`` (``#name``)."""
+    return f"slack_channel_id:{channel}"
