@@ -28,4 +28,3 @@ def test_every_local_link_resolves():
 def test_the_pages_do_link_somewhere():
     # Guard against a parser change that silently finds no links at all.
     assert sum(len(links(page)) for page in doc_pages()) > 20
-
