@@ -16,6 +16,7 @@ CONFIG_ENV = "MCP_WATCHER_CONFIG"
 
 Registry = Literal["pypi", "npm", "nuget", "goproxy", "crates", "maven", "rubygems", "packagist", "github"]
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ConfigError(Exception):
@@ -139,6 +140,34 @@ class Server(_Strict):
     http_path: str = "/mcp"
     env: dict[str, str] = Field(default_factory=dict)
     """Extra environment for the server child (never secrets: those are scrubbed anyway)."""
+    env_from: list[str] = Field(default_factory=list)
+    """Variables the server needs, passed from the watcher's own environment (read at run time)."""
+    env_files: dict[str, str] = Field(default_factory=dict)
+    """Variable name → a file holding its value (read at run time; surrounding whitespace dropped)."""
+
+    @field_validator("env_from")
+    @classmethod
+    def _env_from_names(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if not _ENV_NAME.match(name):
+                raise ValueError(f"{name!r} is not a variable name (letters, digits and _)")
+        if len(set(value)) != len(value):
+            raise ValueError("a variable is named twice")
+        return value
+
+    @field_validator("env_files")
+    @classmethod
+    def _env_file_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            if not _ENV_NAME.match(name):
+                raise ValueError(f"{name!r} is not a variable name (letters, digits and _)")
+            if not path.strip():
+                raise ValueError(f"{name}: expected the path of a file holding the value")
+        return value
+
+    def granted_names(self) -> list[str]:
+        """Variables named for this server whose values are secrets of its own (env_from, env_files)."""
+        return [*self.env_from, *self.env_files]
 
 
 class SuiteSettings(_Strict):
@@ -201,7 +230,10 @@ class WatcherConfig(_Strict):
                     raise _RefError(
                         ("teams", i, "servers", j), f"unknown server {server!r}; configured: {server_names}"
                     )
+        forbidden = secret_env_names(self)
+        secret_files = {f for f in (self.slack.token_file, self.slack.webhook_file) if f}
         for i, server in enumerate(self.servers):
+            _check_granted_env(i, server, forbidden, secret_files)
             if server.team not in team_names:
                 raise _RefError(("servers", i, "team"), f"unknown team {server.team!r}; configured: {team_names}")
             if server.sdk not in sdk_names:
@@ -232,6 +264,24 @@ class _RefError(ValueError):
     def __init__(self, loc: tuple[str | int, ...], message: str) -> None:
         super().__init__(message)
         self.loc = loc
+
+
+def _check_granted_env(index: int, server: Server, forbidden: set[str], secret_files: set[str]) -> None:
+    """A server's env_from / env_files never name the watcher's own secrets (Slack, git, provider tokens)."""
+    refusal = "is one of the watcher's own secret variables and never reaches a server under test"
+    for j, name in enumerate(server.env_from):
+        if name in forbidden:
+            raise _RefError(("servers", index, "env_from", j), f"{name} {refusal}")
+        if name in server.env:
+            raise _RefError(("servers", index, "env_from", j), f"{name} is also set in env; name it once")
+    for name, path in server.env_files.items():
+        loc: tuple[str | int, ...] = ("servers", index, "env_files", name)
+        if name in forbidden:
+            raise _RefError(loc, f"{name} {refusal}")
+        if name in server.env or name in server.env_from:
+            raise _RefError(loc, f"{name} is also set in env or env_from; name it once")
+        if path in secret_files:
+            raise _RefError(loc, "this is the watcher's Slack secret file; it never reaches a server under test")
 
 
 def _unique(names: list[str], section: str, key: str) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import secrets
 import subprocess
 import threading
 import time
@@ -213,6 +214,78 @@ def test_secrets_never_reach_the_server(tmp_path: Path, envs: Path, monkeypatch:
     assert warning["kind"] == "MCPDeprecationWarning" and warning["runtime"] == "python" and warning["count"] == 1
     # No baseline snapshot stored: one is taken the same way under the baseline version (here the same).
     assert report["contract"]["changes"] == []
+    assert report["verdict"] == "pass", report["reasons"]
+
+
+def _granted_secrets_setup(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    values = {
+        "slack": "xoxb-0000-fake-slack-token-" + secrets.token_hex(6),
+        "api": "tok-" + secrets.token_hex(12),
+        "db": "postgres://reader:pw-" + secrets.token_hex(8) + "@127.0.0.1/catalog",
+    }
+    monkeypatch.setenv("SLACK_BOT_TOKEN", values["slack"])
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_fake")
+    monkeypatch.setenv("LIBRARY_API_TOKEN", values["api"])  # named for the server: passes although it looks secret
+    monkeypatch.setenv("LIBRARY_OTHER_TOKEN", "not-named")  # not named: stays with the watcher
+    (tmp_path / "db-url").write_text(values["db"] + "\n", encoding="utf-8")
+    return values
+
+
+def _assert_granted_only(seen: dict[str, str], values: dict[str, str], run_dir: Path) -> None:
+    assert seen["LIBRARY_API_TOKEN"] == values["api"]
+    assert seen["LIBRARY_DB_URL"] == values["db"]  # read from the file, final newline dropped
+    for name in ("SLACK_BOT_TOKEN", "GITHUB_TOKEN", "LIBRARY_OTHER_TOKEN"):
+        assert name not in seen
+    assert values["slack"] not in json.dumps(seen)
+    for path in run_dir.rglob("*"):
+        if path.is_file():
+            text = path.read_text(errors="replace")
+            assert not any(value in text for value in values.values()), path
+
+
+def test_env_from_and_env_files_reach_the_server_and_the_slack_token_still_does_not(
+    tmp_path: Path, envs: Path, monkeypatch: pytest.MonkeyPatch
+):
+    values = _granted_secrets_setup(tmp_path, monkeypatch)
+    dump = tmp_path / "env.json"
+    server = fixture_server(
+        "envdump",
+        "envdump_server",
+        ["python", "-m", "envdump_server", "--port", "{port}"],
+        env={"ENV_DUMP_FILE": str(dump)},
+        env_from=["LIBRARY_API_TOKEN"],
+        env_files={"LIBRARY_DB_URL": str(tmp_path / "db-url")},
+    )
+    loaded = write_config(tmp_path, [server], envs)
+    report = run_check(loaded, "envdump", "2.3.0")
+    assert report["start"]["ok"], report["start"]["evidence"]
+    assert report["start"]["dropped_env"] == []
+    _assert_granted_only(json.loads(dump.read_text()), values, Path(report["run_dir"]))
+    assert report["verdict"] == "pass", report["reasons"]
+
+
+def test_a_stdio_server_gets_its_granted_variables_in_the_snapshot_too(
+    tmp_path: Path, envs: Path, monkeypatch: pytest.MonkeyPatch
+):
+    values = _granted_secrets_setup(tmp_path, monkeypatch)
+    dump = tmp_path / "env.json"
+    server = fixture_server(
+        "envdump",
+        "envdump_server",
+        ["python", "-m", "envdump_server"],
+        transport="stdio",
+        env={"ENV_DUMP_FILE": str(dump)},
+        env_from=["LIBRARY_API_TOKEN"],
+        env_files={"LIBRARY_DB_URL": str(tmp_path / "db-url")},
+    )
+    loaded = write_config(tmp_path, [server], envs)
+    report = run_check(loaded, "envdump", "2.3.0")
+    assert report["start"]["ok"], report["start"]["evidence"]
+    # The last copy that dumped its environment is the one the snapshot's client spawned.
+    assert report["snapshot"]["eras"]["modern"]["status"] == "ok"
+    _assert_granted_only(json.loads(dump.read_text()), values, Path(report["run_dir"]))
+    manifest = json.loads((Path(report["run_dir"]) / "snapshot" / "snapshot.json").read_text())
+    assert manifest["envNames"] == ["LIBRARY_API_TOKEN", "LIBRARY_DB_URL"]
     assert report["verdict"] == "pass", report["reasons"]
 
 

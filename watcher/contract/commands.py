@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from watcher.contract.credentials import (
+    PROFILE_ENV_PREFIX,
+    UsageError,
+    env_from_names,
+    parse_env_assignments,
+    parse_headers,
+    read_profile,
+)
 from watcher.contract.diff import SnapshotError, diff_snapshots
 from watcher.contract.report import FORMATS, LEVELS, fails, render
 from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, take_snapshot_sync
 
-PROFILE_ENV_PREFIX = "MCP_WATCHER_PROFILE_"
-_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
-
-
-class UsageError(Exception):
-    """Bad command-line input, phrased for the person who typed it."""
+__all__ = ["PROFILE_ENV_PREFIX", "UsageError", "build_target", "register", "run_diff", "run_snapshot"]
 
 
 def register(subparsers: Any) -> None:
@@ -40,10 +43,26 @@ def register(subparsers: Any) -> None:
         help="HTTP header to send (repeatable), e.g. an authorization profile's token",
     )
     snapshot.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="variable for a stdio server (repeatable); the value shows on this command line: "
+        "prefer --env-from or a profile for secrets",
+    )
+    snapshot.add_argument(
+        "--env-from",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="pass the variable NAME from this environment to a stdio server (repeatable)",
+    )
+    snapshot.add_argument(
         "--profile",
         metavar="NAME",
-        help=f"auth profile: headers from the environment variable {PROFILE_ENV_PREFIX}NAME "
-        "(one 'Name: value' per line); recorded by name in snapshot.json",
+        help=f"credentials profile from the environment variable {PROFILE_ENV_PREFIX}NAME, one item per line: "
+        "'Name: value' (HTTP header) or 'env NAME=value' / 'env NAME' (stdio server variable); "
+        "recorded by name in snapshot.json, its values never",
     )
     snapshot.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per era (default 60)")
     snapshot.add_argument("--cwd", help="working directory of a stdio server")
@@ -97,36 +116,41 @@ def run_snapshot(args: argparse.Namespace) -> int:
     return 0 if any_ok else 1
 
 
-def build_target(args: argparse.Namespace, environ: Any) -> SnapshotTarget:
+def build_target(args: argparse.Namespace, environ: Mapping[str, str]) -> SnapshotTarget:
+    """The target from the command line; every usage error is raised here, before any server starts."""
     command = list(args.server_command or [])
     if command and command[0] == "--":
         command = command[1:]
     if bool(args.url) == bool(command):
         raise UsageError("give exactly one target: --url URL, or -- COMMAND ARGS… for a stdio server")
     headers = parse_headers(args.header)
+    env_given = parse_env_assignments(args.env)
+    env_passed = env_from_names(args.env_from, environ)
+    twice = sorted(set(env_given) & set(env_passed))
+    if twice:
+        raise UsageError(f"{', '.join(twice)}: given by both --env and --env-from; give each variable once")
+    env = {**env_given, **env_passed}
     if args.profile:
-        headers = {**profile_headers(args.profile, environ), **headers}
-    if headers and not args.url:
-        raise UsageError("--header and --profile apply to --url (streamable HTTP) targets only")
-    return SnapshotTarget(url=args.url, command=command or None, cwd=args.cwd, headers=headers or None)
-
-
-def parse_headers(values: list[str], source: str = "--header") -> dict[str, str]:
-    headers: dict[str, str] = {}
-    for index, raw in enumerate(values, 1):
-        name, sep, value = raw.partition(":")
-        name = name.strip()
-        if not sep or not _TOKEN.match(name):
-            # Never echo the input: without a colon, the whole of it may be the token.
-            raise UsageError(f"{source} #{index}: expected 'Name: value' with an HTTP token as the name")
-        headers[name] = value.strip()
-    return headers
-
-
-def profile_headers(profile: str, environ: Any) -> dict[str, str]:
-    variable = PROFILE_ENV_PREFIX + re.sub(r"[^A-Za-z0-9]", "_", profile).upper()
-    raw = environ.get(variable)
-    if raw is None:
-        raise UsageError(f"profile {profile!r}: set {variable} to its headers, one 'Name: value' per line")
-    lines = [line for line in raw.splitlines() if line.strip()]
-    return parse_headers(lines, source=variable + " line")
+        profile = read_profile(args.profile, environ)
+        if profile.headers and not args.url:
+            raise UsageError(
+                f"profile {args.profile!r} ({profile.variable}) has HTTP headers, which apply to --url targets only"
+            )
+        if profile.env and args.url:
+            raise UsageError(
+                f"profile {args.profile!r} ({profile.variable}) has 'env' lines, which apply to stdio servers only"
+            )
+        headers = {**profile.headers, **headers}
+        env = {**profile.env, **env}
+    if args.header and not args.url:
+        raise UsageError("--header applies to --url (streamable HTTP) targets only")
+    if env and args.url:
+        raise UsageError("--env and --env-from apply to stdio servers (-- COMMAND ARGS…) only")
+    return SnapshotTarget(
+        url=args.url,
+        command=command or None,
+        cwd=args.cwd,
+        headers=headers or None,
+        env=env or None,
+        private_env=frozenset(env),
+    )

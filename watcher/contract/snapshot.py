@@ -51,6 +51,9 @@ PROBE_RESOURCE = "mcp-watcher-probe:///unknown-resource"
 PROBE_PROTOCOL_VERSION = "1900-01-01"
 MAX_PAGES = 1000
 MAX_WALKS = 6
+MIN_MASKED_LENGTH = 6
+"""Shorter values are not masked: they match ordinary words of the contract ("read", "admin")."""
+MASK = "[secret]"
 _RAW = TypeAdapter(dict[str, Any])
 """Lists and probes are read as raw JSON, so that nothing the SDK models drops is lost. The SDK's typed
 `send_request` only admits model result types, which is why sessions are typed `Any` in this module."""
@@ -74,15 +77,32 @@ class SnapshotTarget:
     """Streamable HTTP endpoint."""
     command: list[str] | None = None
     """Stdio server command."""
-    env: dict[str, str] | None = None
-    """Environment for the stdio child (already scrubbed by the caller; None: the SDK's safe default)."""
+    env: dict[str, str] | None = field(default=None, repr=False)
+    """Environment for the stdio child, merged over the SDK's small safe default set (PATH, HOME, …);
+    the only way a value reaches the server: never its command line. A caller that inherits more
+    scrubs it first (the suite runner does)."""
     cwd: str | None = None
-    headers: dict[str, str] | None = None
+    headers: dict[str, str] | None = field(default=None, repr=False)
     """HTTP headers, e.g. an auth profile's Authorization. Never written to the snapshot."""
+    private_env: frozenset[str] = frozenset()
+    """Names in `env` that hold credentials: recorded by name in snapshot.json, their values masked in
+    everything the snapshot writes or returns (a server may echo its token in an error)."""
 
     def validate(self) -> None:
         if bool(self.url) == bool(self.command):
             raise ValueError("a snapshot target needs exactly one of url (streamable HTTP) or command (stdio)")
+        if self.private_env and not self.command:
+            raise ValueError("environment variables apply to stdio servers (command) only")
+        missing = sorted(self.private_env - set(self.env or {}))
+        if missing:
+            raise ValueError(f"private_env names variables not in env: {', '.join(missing)}")
+
+    def private_values(self) -> tuple[str, ...]:
+        """The values to mask, longest first (so that a value containing another is masked whole)."""
+        env = self.env or {}
+        values = {env[name] for name in self.private_env if len(env[name]) >= MIN_MASKED_LENGTH}
+        values |= {value for value in (self.headers or {}).values() if len(value) >= MIN_MASKED_LENGTH}
+        return tuple(sorted(values, key=len, reverse=True))
 
 
 class _ListChanged(Exception):
@@ -111,7 +131,8 @@ async def take_snapshot(
     """Write the snapshot of `target` to `out_dir` (`out_dir/legacy` and `out_dir/modern` for "both").
 
     Returns a summary: {"outDir", "layout", "eras": {era: {"status", "counts", "protocolVersion"}}}.
-    `profile` only names the auth profile in snapshot.json; its headers come in `target.headers`.
+    `profile` only names the credentials profile in snapshot.json; its headers and variables come in
+    `target.headers` and `target.env` and are recorded by name only.
     """
     target.validate()
     if era not in ERA_CHOICES:
@@ -125,10 +146,12 @@ async def take_snapshot(
         "eras": {},
         "lists": {},
         "headerNames": sorted(target.headers or {}),
+        "envNames": sorted(target.private_env),
         "profile": profile,
     }
+    secrets = target.private_values()
     for name in eras:
-        result = await _snapshot_era(target, name, timeout)
+        result = _masked(await _snapshot_era(target, name, timeout), secrets)
         era_dir = out_dir / name if era == "both" else out_dir
         _write_era(era_dir, result)
         counts = {spec.name: len(result.lists.get(spec.name, [])) for spec in LISTS} if result.lists else {}
@@ -142,6 +165,32 @@ async def take_snapshot(
     _remove_stale_layout(out_dir, era)
     write_json(out_dir / MANIFEST_FILE, manifest)
     return summary
+
+
+def _masked(result: _EraResult, secrets: tuple[str, ...]) -> _EraResult:
+    if not secrets:
+        return result
+    return _EraResult(
+        result.era,
+        _mask(result.status, secrets),
+        _mask(result.lists, secrets),
+        _mask(result.server, secrets),
+        _mask(result.errors, secrets),
+        result.stats,
+    )
+
+
+def _mask(value: Any, secrets: tuple[str, ...]) -> Any:
+    """`value` with every secret replaced by MASK, in every string of a JSON-like structure (keys too)."""
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, MASK)
+        return value
+    if isinstance(value, dict):
+        return {_mask(key, secrets): _mask(item, secrets) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask(item, secrets) for item in value]
+    return value
 
 
 def take_snapshot_sync(

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import httpx
 
+from watcher.logs import redact
 from watcher.suites import reaper
 
 # Inherited from the watcher's own environment; everything else is dropped.
@@ -57,9 +58,15 @@ def looks_secret(name: str, value: str = "") -> bool:
 
 @dataclass(frozen=True)
 class ChildEnv:
-    env: dict[str, str]
+    env: dict[str, str] = field(repr=False)
     dropped: list[str] = field(default_factory=list)
     """Names asked for (server.env) but refused because they look like secrets."""
+    granted: frozenset[str] = frozenset()
+    """Names of the secrets granted to this server (env_from, env_files): their values are masked in
+    the evidence the watcher reports."""
+
+    def granted_values(self) -> tuple[str, ...]:
+        return tuple(self.env[name] for name in self.granted if self.env.get(name))
 
 
 def scrubbed_env(
@@ -70,8 +77,12 @@ def scrubbed_env(
     installer: bool = False,
     tmpdir: str | os.PathLike[str] | None = None,
     source: Mapping[str, str] | None = None,
+    granted: Mapping[str, str] | None = None,
 ) -> ChildEnv:
-    """The environment for a child: an allow-list of the parent's, plus `extra`, minus anything secret."""
+    """The environment for a child: an allow-list of the parent's, plus `extra`, minus anything secret.
+
+    `granted` holds the secrets named for this server (env_from, env_files): they pass although they
+    look secret, but never under one of `secret_names` (the watcher's own)."""
     parent = os.environ if source is None else source
     secrets = set(secret_names)
     env: dict[str, str] = {}
@@ -85,6 +96,13 @@ def scrubbed_env(
             dropped.append(name)
         else:
             env[name] = value
+    passed: set[str] = set()
+    for name, value in (granted or {}).items():
+        if name in secrets:
+            dropped.append(name)
+        else:
+            env[name] = value
+            passed.add(name)
     path = [os.fspath(p) for p in path_prepend]
     if env.get("PATH"):
         path.append(env["PATH"])
@@ -93,7 +111,7 @@ def scrubbed_env(
         env["TMPDIR"] = os.fspath(tmpdir)
     env.setdefault("LANG", "C.UTF-8")
     env["PYTHONUNBUFFERED"] = "1"  # the server's log lines reach the file while it runs
-    return ChildEnv(env=env, dropped=sorted(dropped))
+    return ChildEnv(env=env, dropped=sorted(dropped), granted=frozenset(passed))
 
 
 def tail(path: Path, lines: int = TAIL_LINES) -> str:
@@ -367,7 +385,8 @@ class ServerProcess:
             text = tail(path)
             if text:
                 parts.append(f"--- {label} (last lines) ---\n{text}")
-        return "\n".join(parts)
+        # A server may print the token it was granted; the evidence goes to reports and Slack.
+        return redact("\n".join(parts), self.child_env.granted_values())
 
     def stop(self) -> None:
         if self.proc is not None:

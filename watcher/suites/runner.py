@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import secrets
 import shutil
 import threading
@@ -23,6 +24,7 @@ from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.suites import conformance, deprecations, toolchain
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
+from watcher.suites.server_env import ServerEnvError, granted_env
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 _RANK = {PASS: 0, FAIL: 1, ERROR: 2}
@@ -99,6 +101,7 @@ class _Run:
         self.run_id = new_run_id(sdk_version)
         self.server_runs = loaded.resolve(self.config.suites.runs_dir) / _safe(server.name)
         self.run_dir = self.server_runs / self.run_id
+        self._granted: dict[str, str] | None = None
         self.verdict = PASS
         self.report: dict[str, Any] = {
             "server": server.name,
@@ -147,9 +150,17 @@ class _Run:
             cancel=self.cancel,
         )
 
+    def granted(self) -> dict[str, str]:
+        """The server's env_from / env_files values, read once per run; raises ServerEnvError."""
+        if self._granted is None:
+            self._granted = granted_env(self.loaded, self.server, os.environ)
+        return self._granted
+
     def start_server(self, env: EnvResult, log_dir: Path) -> ServerProcess:
         port = free_port() if self.server.transport == "http" else None
-        child = scrubbed_env(secret_names=self.secret_names, extra=self.server.env, path_prepend=env.bin_dirs)
+        child = scrubbed_env(
+            secret_names=self.secret_names, extra=self.server.env, path_prepend=env.bin_dirs, granted=self.granted()
+        )
         return ServerProcess(
             resolve_command(self.server.start, env, port),
             cwd=env.project_dir,
@@ -168,6 +179,7 @@ class _Run:
             command=resolve_command(self.server.start, env, None),
             env=server.child_env.env,
             cwd=env.project_dir,
+            private_env=server.child_env.granted,
         )
 
     def take_snapshot(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> dict[str, Any]:
@@ -185,6 +197,11 @@ class _Run:
     def run(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.check_cancel()
+        try:
+            self.granted()
+        except ServerEnvError as exc:  # the watcher cannot give the server what it needs: no verdict on the SDK
+            self.mark(ERROR, str(exc))
+            return
         env = self.install(self.sdk_version)
         self.report["install"] = env.as_dict()
         if not env.ok:
