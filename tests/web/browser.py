@@ -64,6 +64,4 @@ def chromium() -> Iterator[Any]:
 
 
 def overflow(page: Any) -> dict[str, int]:
-    return page.evaluate(
-        "() => ({scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth})"
-    )
+    return page.evaluate("() => ({scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth})")
