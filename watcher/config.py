@@ -194,6 +194,13 @@ class HttpEndpoint(_Strict):
     host: str = "127.0.0.1"
     port: int = Field(default=8765, ge=0, le=65535)
     enabled: bool = True
+    auth_token_env: str | None = "MCP_WATCHER_PAGE_TOKEN"
+    """Where the status pages' token is read from on a non-loopback host (never from the YAML)."""
+    auth_token_file: str | None = None
+    public: bool = False
+    """True: serve the status pages on a non-loopback host without a token (a deliberate choice)."""
+    metrics_need_token: bool = False
+    """True: /metrics asks for the token too where the pages do (/healthz and /readyz never do)."""
 
 
 class LogSettings(_Strict):
@@ -362,6 +369,15 @@ def _refuse_inline_secrets(data: dict[str, Any], filename: str, lines: dict[tupl
                     f"{filename}:{line}: slack.{key}: secrets are never read from the YAML; "
                     "name an environment variable (token_env / webhook_env) or a file (token_file / webhook_file)"
                 )
+    http = data.get("http")
+    if isinstance(http, dict):
+        for key in http:
+            if isinstance(key, str) and (_SECRET_KEYS.match(key) or key == "auth_token"):
+                line = lines.get(("http", key), 1)
+                raise ConfigError(
+                    f"{filename}:{line}: http.{key}: secrets are never read from the YAML; "
+                    "name an environment variable (auth_token_env) or a file (auth_token_file)"
+                )
 
 
 def _index_lines(node: yaml.Node, loc: tuple[str | int, ...], out: dict[tuple[str | int, ...], int]) -> None:
@@ -441,5 +457,14 @@ def slack_credentials(settings: SlackSettings, environ: dict[str, str] | None = 
 
 def secret_env_names(config: WatcherConfig) -> set[str]:
     """Environment variables that hold the watcher's secrets: never passed to a server under test."""
-    names = {n for n in (config.slack.token_env, config.slack.webhook_env, config.spec.github_token_env) if n}
+    names = {
+        n
+        for n in (
+            config.slack.token_env,
+            config.slack.webhook_env,
+            config.spec.github_token_env,
+            config.http.auth_token_env,
+        )
+        if n
+    }
     return names | {"SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -15,9 +15,10 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from watcher.notify.delivery import SLACK_ERRORS
 from watcher.store import Store, parse_iso, utcnow
@@ -107,7 +108,10 @@ class StoreCollector(Collector):
         yield failed
 
 
-def build_app(readiness: Readiness) -> Starlette:
+def build_app(
+    readiness: Readiness, pages: Sequence[BaseRoute] = (), middleware: Sequence[Middleware] = ()
+) -> Starlette:
+    """The probes and /metrics, plus the status pages' routes and their access middleware (watcher.web)."""
     registry = CollectorRegistry()
     registry.register(StoreCollector(readiness.store))
     registry.register(SLACK_ERRORS)
@@ -124,7 +128,8 @@ def build_app(readiness: Readiness) -> Starlette:
         return Response(generate_latest(registry), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     return Starlette(
-        routes=[Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics)],
+        routes=[Route("/healthz", healthz), Route("/readyz", readyz), Route("/metrics", metrics), *pages],
+        middleware=list(middleware),
     )
 
 

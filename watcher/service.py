@@ -167,6 +167,11 @@ async def _with_client(run: Callable[[Any], Any]) -> Any:
 
 def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = False) -> int:
     slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start, with its name
+    endpoint = loaded.config.http
+    if endpoint.enabled or port is not None:
+        from watcher.web.access import resolve_access
+
+        access = resolve_access(endpoint)  # pages on a network without a token: refused before anything starts
     store = Store(loaded.resolve(loaded.config.state))
     service = Service(loaded, store)
     from watcher.suites import reaper
@@ -182,12 +187,15 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
         return 0
     scheduler = service.scheduler()
     http = None
-    endpoint = loaded.config.http
     if endpoint.enabled or port is not None:
         from watcher.health import HttpServer, Readiness, build_app
+        from watcher.web.app import web_parts
+        from watcher.web.context import WebContext, known_secrets
 
         readiness = Readiness(store, loaded.config.schedule.poll_minutes, utcnow(), lambda: scheduler.running)
-        http = HttpServer(build_app(readiness), endpoint.host, port if port is not None else endpoint.port)
+        pages = WebContext(loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
+        app = build_app(readiness, *web_parts(pages, access))
+        http = HttpServer(app, endpoint.host, port if port is not None else endpoint.port)
         try:
             http.start()
         except OSError as exc:

@@ -374,6 +374,41 @@ class Store:
             row["report"] = json.loads(row["report"]) if row["report"] else None
         return rows
 
+    # --- status page queries (watcher/web): read-only, light rows -----------------------------------
+
+    def run_cells(self) -> list[dict[str, Any]]:
+        """Every run without its report (the status matrix): id, server, sdk, version, status, verdict, times."""
+        return list(
+            self.db.query(
+                "select id, server, sdk, sdk_version, trigger, status, verdict, queued, started, finished "
+                "from runs order by id"
+            )
+        )
+
+    def run_by_id(self, run_id: int) -> dict[str, Any] | None:
+        """One run with its report parsed, or None."""
+        rows = list(self.db.query("select * from runs where id = ?", [run_id]))
+        if not rows:
+            return None
+        row = rows[0]
+        row["report"] = json.loads(row["report"]) if row["report"] else None
+        return row
+
+    def version_rows(self) -> list[dict[str, Any]]:
+        """Every version seen, of every SDK (the status matrix's columns)."""
+        return list(self.db.query("select * from versions order by sdk, first_seen, version"))
+
+    def outbox_counts(self) -> dict[str, int]:
+        """Outbox rows per status."""
+        return {r["status"]: r["n"] for r in self.db.query("select status, count(*) as n from outbox group by status")}
+
+    def oldest_undelivered(self) -> datetime | None:
+        """When the oldest notice still waiting for delivery was queued."""
+        rows = list(
+            self.db.query("select min(created) as at from outbox where status in ('queued','sending','posted')")
+        )
+        return parse_iso(rows[0]["at"]) if rows else None
+
 
 @dataclass(frozen=True)
 class Notice:

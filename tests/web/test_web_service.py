@@ -1,0 +1,30 @@
+"""The real service process serves the pages from its own state, beside the probes."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.service_kit import start_service, wait_until
+from tests.test_service import service_config
+
+pytestmark = pytest.mark.xdist_group("service")
+
+
+def test_the_running_service_serves_the_status_pages(world, write_config, tmp_path):
+    config = service_config(world, write_config)
+    service = start_service(config, {}, tmp_path / "service.log")
+    try:
+        service.wait_http()
+        service.wait_for_log("baseline taken for python")
+        wait_until(lambda: "HTTP+SSE" in service.get("/deprecations").text, message="the spec rows on /deprecations")
+        status = service.get("/api/status").json()
+        [python] = status["sources"]
+        assert python["sdk"] == "python" and python["ok"] is True and python["newest_stable"]
+        home = service.get("/")
+        assert home.status_code == 200 and "text/html" in home.headers["content-type"]
+        assert "never polled" not in home.text and "python" in home.text
+        picture = service.get("/deprecations/timeline.png")
+        assert picture.status_code == 200 and picture.content[:4] == b"\x89PNG"
+        assert service.get("/static/style.css").status_code == 200
+    finally:
+        assert service.terminate() == 0
