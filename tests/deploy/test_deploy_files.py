@@ -176,6 +176,9 @@ def test_container_config_keeps_all_state_on_the_volume_and_listens_on_every_int
     ):
         assert PurePosixPath(value).is_relative_to(volume), f"{key} = {value} is not under the volume {volume}"
     assert config.http.host == "0.0.0.0" and config.http.enabled
+    assert config.http.auth_token_file and config.http.auth_token_file.startswith("/run/secrets/"), (
+        "a non-loopback bind needs the pages' token"
+    )
     assert config.slack.token_file and config.slack.token_file.startswith("/run/secrets/")
     assert config.log.json_format
 
@@ -193,6 +196,7 @@ def test_systemd_config_differs_from_the_container_config_only_where_the_hosts_d
     dumped = host.model_dump()
     for data in (container, dumped):
         data["http"].pop("host")
+        data["http"].pop("auth_token_file")  # the host binds loopback: its pages need no token
         data["slack"].pop("token_file")
         data.pop("log")
     assert dumped == container
@@ -371,9 +375,9 @@ def test_compose_service_volume_secret_port_and_healthcheck_match_the_config():
     assert state["type"] == "volume" and state["source"] in _compose()["volumes"]
     config_mount = mounts[_dockerfile_env()["MCP_WATCHER_CONFIG"]]
     assert (COMPOSE.parent / config_mount["source"]).resolve() == CONTAINER_CONFIG and config_mount["read_only"]
-    (secret,) = service["secrets"]
-    assert secret["target"] == config.slack.token_file
-    assert "file" in _compose()["secrets"][secret["source"]]
+    assert {secret["target"] for secret in service["secrets"]} == {config.slack.token_file, config.http.auth_token_file}
+    for secret in service["secrets"]:
+        assert "file" in _compose()["secrets"][secret["source"]]
     assert any(str(p).endswith(f":{config.http.port}") for p in service["ports"])
     assert f":{config.http.port}/healthz" in " ".join(service["healthcheck"]["test"])
     assert service["stop_signal"] == "SIGTERM"
@@ -625,7 +629,9 @@ def test_k8s_mounts_put_state_config_secret_and_tmp_where_the_config_expects_the
     token = PurePosixPath(config.slack.token_file or "")
     secret_volume = mounts[str(token.parent)]["secret"]
     assert secret_volume["secretName"] == _one("Secret")["metadata"]["name"]
-    assert {i["path"] for i in secret_volume["items"]} == {token.name}
+    page_token = PurePosixPath(config.http.auth_token_file or "")
+    assert page_token.parent == token.parent, "both secret files come from the one Secret volume"
+    assert {i["path"] for i in secret_volume["items"]} == {token.name, page_token.name}
     assert {i["key"] for i in secret_volume["items"]} <= set(_one("Secret")["stringData"])
     assert "emptyDir" in mounts["/tmp"], "a read-only root file system needs a writable /tmp"
 

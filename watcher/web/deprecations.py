@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-from watcher.notify.digest import SpecView
+from watcher.digest.sections.changes import SpecView
 from watcher.web.context import WebContext
 
 
@@ -50,7 +50,8 @@ def collect_deprecations(ctx: WebContext, today: date) -> DeprecationsPage:
 
 
 def _collect(ctx: WebContext, today: date) -> tuple[DeprecationsPage, SpecView]:
-    from watcher.notify.digest import _ordered, load_spec_view, server_findings
+    from watcher.digest.sections.changes import load_spec_view, ordered_rows
+    from watcher.digest.sections.exposure import server_findings
 
     spec = load_spec_view(ctx.loaded.config, ctx.store, today)
     uses: dict[str, list[ServerUse]] = {}
@@ -81,15 +82,16 @@ def _collect(ctx: WebContext, today: date) -> tuple[DeprecationsPage, SpecView]:
             flags=[str(f) for f in row.get("flags") or []],
             used_by=uses.get(str(row["key"]), []),
         )
-        for row in _ordered(spec.rows)
+        for row in ordered_rows(spec.rows)
     ]
     return DeprecationsPage(today.isoformat(), features, [ctx.clean(p) for p in spec.problems], checked), spec
 
 
 def timeline_png(ctx: WebContext, today: date) -> bytes:
     """The digest's timeline picture for every row, the features any server uses drawn as "in use"."""
-    from watcher.notify.digest import Feature, timeline_span
-    from watcher.notify.timeline import bars_of, render_timeline
+    from watcher.digest.build import timeline_span
+    from watcher.digest.model import Feature
+    from watcher.digest.timeline import bars_of, render_timeline
     from watcher.spec.calendar import projected_releases
 
     page, spec = _collect(ctx, today)

@@ -253,7 +253,7 @@ def _outbox(ctx: WebContext, now: datetime) -> OutboxStatus:
 
 def collect_outlook(ctx: WebContext, today: date) -> Outlook:
     """The next spec revision and the next earliest removal, from the spec state (never the network)."""
-    from watcher.notify.digest import load_spec_view
+    from watcher.digest.sections.changes import load_spec_view
     from watcher.spec.calendar import next_release
 
     try:

@@ -190,7 +190,7 @@ def _logs(ctx: WebContext, report: dict[str, Any]) -> list[LogTail]:
 
 
 def _slack_links(ctx: WebContext, run: dict[str, Any], team: str) -> list[Link]:
-    from watcher.notify.digest import thread_ref
+    from watcher.digest.sections.releases import thread_ref
 
     links = []
     for label, key in (
