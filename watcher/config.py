@@ -11,15 +11,13 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from watcher.errors import ConfigError as ConfigError
+
 DEFAULT_CONFIG = Path("config/watcher.yaml")
 CONFIG_ENV = "MCP_WATCHER_CONFIG"
 
 Registry = Literal["pypi", "npm", "nuget", "goproxy", "crates", "maven", "rubygems", "packagist", "github"]
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
-
-
-class ConfigError(Exception):
-    """A configuration problem, already phrased for the person who edits the file."""
 
 
 class _Strict(BaseModel):

@@ -15,6 +15,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from watcher.config import LoadedConfig, slack_credentials
+from watcher.errors import PollFailed
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.store import Store, utcnow
 
@@ -50,7 +51,7 @@ class Service:
             " (baseline taken)" if result.baseline else "",
         )
         if result.outcomes and all(not o.ok for o in result.outcomes):
-            raise RuntimeError("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
+            raise PollFailed("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
         self.deliver()
 
     def poll_spec(self) -> None:

@@ -14,6 +14,8 @@ from typing import Any
 
 import sqlite_utils
 
+from watcher.errors import SchemaTooNew as SchemaTooNew
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -120,10 +122,6 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]
 SCHEMA_VERSION = len(MIGRATIONS)
-
-
-class SchemaTooNew(Exception):
-    pass
 
 
 class Store:

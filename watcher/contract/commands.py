@@ -12,12 +12,13 @@ from typing import Any
 from watcher.contract.diff import SnapshotError, diff_snapshots
 from watcher.contract.report import FORMATS, LEVELS, fails, render
 from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, take_snapshot_sync
+from watcher.errors import WatcherError
 
 PROFILE_ENV_PREFIX = "MCP_WATCHER_PROFILE_"
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 
 
-class UsageError(Exception):
+class UsageError(WatcherError):
     """Bad command-line input, phrased for the person who typed it."""
 
 

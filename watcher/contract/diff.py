@@ -29,12 +29,13 @@ from watcher.contract.rules.server import compare_server
 from watcher.contract.rules.tools import check_added_tool, compare_tool
 from watcher.contract.schema_diff import canonical
 from watcher.contract.snapshot import ERAS
+from watcher.errors import ContractError
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
 ERA_ORDER = ("both", "legacy", "modern", None)
 
 
-class SnapshotError(Exception):
+class SnapshotError(ContractError):
     """Unusable input: a missing or malformed snapshot. The message names the path."""
 
 

@@ -19,10 +19,7 @@ from typing import Any, Protocol
 import httpx
 
 from watcher.config import HttpSettings, SdkSource
-
-
-class SourceError(Exception):
-    """The registry could not be read: down, timed out, or answered something we cannot parse."""
+from watcher.errors import SourceError as SourceError
 
 
 @dataclass(frozen=True)

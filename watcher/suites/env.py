@@ -25,6 +25,7 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from watcher.errors import ToolMissing
 from watcher.suites import toolchain
 from watcher.suites.process import CommandResult, run_command, scrubbed_env
 
@@ -174,7 +175,7 @@ def prepare_env(
         build = _build_python if language == "python" else _build_typescript
         try:
             build(result, env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel)
-        except toolchain.ToolMissing as exc:
+        except ToolMissing as exc:
             result.ok, result.error = False, str(exc)
         result.seconds = time.monotonic() - started
         if result.ok:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
+from watcher.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
 from watcher.suites import conformance, deprecations, toolchain
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
@@ -27,10 +28,6 @@ from watcher.suites.process import ServerProcess, StartResult, free_port, scrubb
 PASS, FAIL, ERROR = "pass", "fail", "error"
 _RANK = {PASS: 0, FAIL: 1, ERROR: 2}
 REPORT_FILE = "report.json"
-
-
-class Cancelled(Exception):
-    pass
 
 
 def contract_api() -> dict[str, Any]:
@@ -179,7 +176,7 @@ class _Run:
         eras = (summary or {}).get("eras") or {}
         failed = {era: info.get("status") for era, info in eras.items() if str(info.get("status")).startswith("error")}
         if eras and len(failed) == len(eras):
-            raise RuntimeError("; ".join(f"{era}: {status}" for era, status in failed.items()))
+            raise SuiteError("; ".join(f"{era}: {status}" for era, status in failed.items()))
         return summary
 
     def run(self) -> None:
@@ -231,7 +228,7 @@ class _Run:
                 secret_names=self.secret_names,
                 cancel=self.cancel,
             )
-        except (conformance.ConformanceError, toolchain.ToolMissing) as exc:
+        except (ConformanceError, ToolMissing) as exc:
             self.check_cancel()
             evidence = getattr(exc, "evidence", "")
             self.report["conformance"] = [
@@ -337,13 +334,13 @@ class _Run:
         else:
             env = self.install(version)
             if not env.ok:
-                raise RuntimeError(f"{self.sdk_package} {version} would not install: {env.error}\n{env.evidence}")
+                raise SuiteError(f"{self.sdk_package} {version} would not install: {env.error}\n{env.evidence}")
             logs = self.run_dir / "baseline"
             with self.start_server(env, logs) as server:
                 started: StartResult = server.start(self.server.timeouts.start, self.cancel)
                 self.check_cancel()
                 if not started.ok:
-                    raise RuntimeError(f"the server did not start under {version}: {started.error}\n{started.evidence}")
+                    raise SuiteError(f"the server did not start under {version}: {started.error}\n{started.evidence}")
                 self.take_snapshot(server, env, cache)
         (cache / "complete").write_text(version, encoding="utf-8")
 
