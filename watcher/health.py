@@ -20,7 +20,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from watcher.notify.delivery import SLACK_ERRORS
-from watcher.store import Store, parse_iso, utcnow
+from watcher.store import Store
+from watcher.timefmt import parse_iso, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,8 @@ from watcher.config import LoadedConfig, SdkSource, Team, WatcherConfig
 from watcher.notify.render import release_notice
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
-from watcher.store import Notice, Store, iso, utcnow
+from watcher.store import Notice, Store
+from watcher.timefmt import iso, utcnow
 from watcher.versions import is_ignored, sort_key
 
 log = logging.getLogger(__name__)

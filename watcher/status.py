@@ -6,7 +6,8 @@ from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.poller import last_polls
-from watcher.store import Store, parse_iso, utcnow
+from watcher.store import Store
+from watcher.timefmt import parse_iso, utcnow
 from watcher.versions import sort_key
 
 

@@ -8,32 +8,17 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import sqlite_utils
 
+from watcher.config import LoadedConfig
 from watcher.errors import SchemaTooNew as SchemaTooNew
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
-def iso(moment: datetime | None) -> str | None:
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def parse_iso(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))
-
+from watcher.timefmt import iso as iso
+from watcher.timefmt import parse_iso as parse_iso
+from watcher.timefmt import utcnow as utcnow
 
 # --- migrations: append only; each runs once, in order, inside one transaction --------------------
 
@@ -369,6 +354,11 @@ class Store:
         for row in rows:
             row["report"] = json.loads(row["report"]) if row["report"] else None
         return rows
+
+
+def open_state(loaded: LoadedConfig) -> Store:
+    """The state database the configuration names."""
+    return Store(loaded.resolve(loaded.config.state))
 
 
 @dataclass(frozen=True)

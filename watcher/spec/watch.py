@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import logging
 from dataclasses import dataclass, field
-from datetime import UTC, date, datetime
+from datetime import date
 from typing import Any
 
 import httpx
@@ -35,7 +35,8 @@ from watcher.spec.messages import Change, render_change, render_operator
 from watcher.spec.registry import Registry, RegistryFormatError, parse_registry
 from watcher.spec.removal import compute_deprecations, needed_seps
 from watcher.spec.revisions import SpecRevision, current_revision, fetch_revisions, new_revisions
-from watcher.store import Notice, Store, iso, utcnow
+from watcher.store import Notice, Store
+from watcher.timefmt import iso, today_utc, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -60,10 +61,6 @@ class SpecFetch:
     sep_final: dict[int, date] = field(default_factory=dict)
     sep_errors: dict[int, str] = field(default_factory=dict)
     stats: FetchStats = field(default_factory=FetchStats)
-
-
-def today_utc() -> date:
-    return datetime.now(UTC).date()
 
 
 async def fetch_spec(config: WatcherConfig, store: Store, client: httpx.AsyncClient | None) -> SpecFetch:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import shutil
 import sys
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +26,7 @@ from watcher.config import LoadedConfig, load_config
 from watcher.errors import ConfigError, SuiteError, WatcherError
 from watcher.suites import conformance
 from watcher.suites.runner import _Run
+from watcher.timefmt import today_utc
 
 HEADER = """\
 # Expected conformance failures of {server} on {package} {version}, for {suite}.
@@ -67,7 +67,7 @@ def write_expected_failures(
         package=package,
         version=version,
         suite=suite,
-        date=datetime.now(UTC).date().isoformat(),
+        date=today_utc().isoformat(),
         sets=sets,
     )
     body = yaml.safe_dump({"server": entries}, default_flow_style=False, sort_keys=False, width=200)

@@ -1,0 +1,28 @@
+"""The one way the watcher reads the clock and writes and reads moments: UTC, ISO 8601, seconds, `Z`."""
+
+from __future__ import annotations
+
+from datetime import UTC, date, datetime
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def today_utc() -> date:
+    return utcnow().date()
+
+
+def iso(moment: datetime | None) -> str | None:
+    """`2026-11-29T09:30:00Z`; a naive moment counts as UTC."""
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_iso(text: str | None) -> datetime | None:
+    if not text:
+        return None
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
