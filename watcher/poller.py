@@ -15,6 +15,7 @@ from watcher.notify.render import release_notice
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
 from watcher.store import Notice, Store
+from watcher.store_schema import VersionRow
 from watcher.timefmt import iso, utcnow
 from watcher.versions import is_ignored, sort_key
 
@@ -123,50 +124,52 @@ def record(
         bytes=http.stats.bytes,
         not_modified=http.stats.not_modified,
     )
-    now = iso(utcnow())
+    finished = utcnow()
+    now = iso(finished)
     if releases is not None:
         releases = [r for r in releases if not is_ignored(sdk.registry, r.version)]
         if not releases:
             outcome.ok, outcome.error = False, f"{sdk.registry} listed no versions of {sdk.package}"
         listed = [r.version for r in releases if not r.yanked]
         outcome.newest = max(listed, key=lambda v: sort_key(sdk.registry, v)) if listed else None
-    with store.transaction() as db:
+    with store.transaction():
         if outcome.ok and releases is not None:
             known = store.known_versions(sdk.name, sdk.package)
             outcome.baseline = not store.has_versions(sdk.name)
             for release in releases:
-                row = {
-                    "sdk": sdk.name,
-                    "registry": sdk.registry,
-                    "package": sdk.package,
-                    "version": release.version,
-                    "prerelease": int(release.prerelease),
-                    "yanked": int(release.yanked),
-                    "published": iso(release.published),
-                }
                 if release.version in known:
-                    db["versions"].update((sdk.name, sdk.package, release.version), {"yanked": row["yanked"]})
+                    store.set_yanked(sdk.name, sdk.package, release.version, release.yanked)
                     continue
-                db["versions"].insert({**row, "first_seen": now, "baseline": int(outcome.baseline)})
+                row = VersionRow(
+                    sdk=sdk.name,
+                    registry=sdk.registry,
+                    package=sdk.package,
+                    version=release.version,
+                    prerelease=int(release.prerelease),
+                    yanked=int(release.yanked),
+                    published=iso(release.published),
+                    first_seen=now,
+                    baseline=int(outcome.baseline),
+                )
+                store.add_version(row)
                 if outcome.baseline or release.yanked:
                     continue  # history is not news; a version already withdrawn is noise
-                payload = {**row, "prerelease": release.prerelease, "yanked": release.yanked, "first_seen": now}
+                payload = {k: v for k, v in row.items() if k != "baseline"}
+                payload.update(prerelease=release.prerelease, yanked=release.yanked)
                 if store.add_event(f"release:{sdk.name}:{release.version}", "release", payload):
                     outcome.new.append(payload)
                     _notify_teams(store, config, payload)
-        db["polls"].insert(
-            {
-                "source": sdk.name,
-                "kind": "sdk",
-                "started": iso(started),
-                "finished": now,
-                "ok": int(outcome.ok),
-                "error": outcome.error,
-                "requests": outcome.requests,
-                "bytes": outcome.bytes,
-                "not_modified": outcome.not_modified,
-                "new": len(outcome.new),
-            }
+        store.record_poll(
+            sdk.name,
+            "sdk",
+            started,
+            outcome.ok,
+            outcome.error,
+            finished=finished,
+            requests=outcome.requests,
+            bytes=outcome.bytes,
+            not_modified=outcome.not_modified,
+            new=len(outcome.new),
         )
     if outcome.baseline:
         log.info(
@@ -215,13 +218,3 @@ def _notify_teams(store: Store, config: WatcherConfig, release: dict[str, Any]) 
                 blocks=blocks,
             )
         )
-
-
-def last_polls(store: Store) -> list[dict[str, Any]]:
-    """The latest poll of each source, newest first."""
-    return list(
-        store.db.query(
-            "select p.* from polls p join (select source, max(id) as id from polls group by source) last "
-            "on p.id = last.id order by p.source"
-        )
-    )

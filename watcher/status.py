@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import LoadedConfig
-from watcher.poller import last_polls
 from watcher.store import Store
 from watcher.timefmt import parse_iso, utcnow
 from watcher.versions import sort_key
@@ -20,7 +19,7 @@ def newest(store: Store, sdk: str, registry: str, prerelease: bool) -> str | Non
 
 def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     config = loaded.config
-    polls = {p["source"]: p for p in last_polls(store)}
+    polls = {p["source"]: p for p in store.last_polls()}
     sources = []
     for sdk in config.sdks:
         poll = polls.get(sdk.name)
