@@ -20,6 +20,26 @@ import httpx
 
 from watcher.config import HttpSettings, SdkSource
 from watcher.errors import SourceError as SourceError
+from watcher.schemes import VersionScheme
+
+
+@dataclass(frozen=True)
+class RegistryInfo:
+    """The facts about one registry, declared once as ``REGISTRY`` in its adapter module."""
+
+    name: str
+    """What a source's ``registry:`` says in the configuration."""
+    scheme: VersionScheme
+    """How the registry's versions are spelled, ordered and marked as pre-releases."""
+    project_page: str | None
+    """The public page of one version: a template with ``{package}`` and ``{version}`` (and, for Maven
+    coordinates ``group:artifact``, ``{group}`` and ``{artifact}``); None where the page is not linked."""
+
+    def page(self, package: str, version: str) -> str | None:
+        if self.project_page is None:
+            return None
+        group, _, artifact = package.partition(":")
+        return self.project_page.format(package=package, version=version, group=group, artifact=artifact)
 
 
 @dataclass(frozen=True)
