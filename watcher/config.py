@@ -64,7 +64,6 @@ class Schedule(_Strict):
     spec_poll_minutes: float = Field(default=360, gt=0)
     deliver_seconds: float = Field(default=30, gt=0)
     """How often the outbox is retried when Slack was unreachable."""
-    jitter_seconds: int = Field(default=0, ge=0)
 
 
 class HttpSettings(_Strict):

@@ -58,7 +58,6 @@ class FetchStats:
     requests: int = 0
     bytes: int = 0
     not_modified: int = 0
-    cache_hits: int = 0
 
 
 class HttpCache(Protocol):
@@ -115,7 +114,6 @@ class RegistryHttp:
         """
         cached = self.cache.http_cache_get(url)
         if immutable and cached is not None:
-            self.stats.cache_hits += 1
             return Fetched(body=cached["body"], not_modified=True, url=url)
         request_headers = dict(headers or {})
         if cached is not None:

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from watcher.config import Calendar as CalendarSettings
 from watcher.config import ConfigError
@@ -187,10 +187,6 @@ def add_months(day: date, months: int) -> date:
     index = day.year * 12 + day.month - 1 + months
     year, month = divmod(index, 12)
     return date(year, month + 1, min(day.day, _stdlib_calendar.monthrange(year, month + 1)[1]))
-
-
-def slot_json(slot: ReleaseSlot) -> dict[str, Any]:
-    return {"date": slot.date.isoformat(), "actual": slot.actual, "revision": slot.revision, "note": slot.note}
 
 
 # --- helpers ---------------------------------------------------------------------------------------------
