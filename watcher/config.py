@@ -193,10 +193,10 @@ class WatcherConfig(_Strict):
             for j, sdk in enumerate(team.sdks):
                 if sdk not in sdk_names:
                     raise _RefError(("teams", i, "sdks", j), f"unknown SDK {sdk!r}; configured: {sdk_names}")
-            for j, server in enumerate(team.servers):
-                if server not in server_names:
+            for j, server_name in enumerate(team.servers):
+                if server_name not in server_names:
                     raise _RefError(
-                        ("teams", i, "servers", j), f"unknown server {server!r}; configured: {server_names}"
+                        ("teams", i, "servers", j), f"unknown server {server_name!r}; configured: {server_names}"
                     )
         for i, server in enumerate(self.servers):
             if server.team not in team_names:

@@ -61,8 +61,8 @@ class StoreCollector(Collector):
     def collect(self) -> Iterator[Metric]:
         store = self.store
         polls = CounterMetricFamily("mcp_watcher_polls", "Polls per source and result", labels=["source", "result"])
-        for count in store.poll_counts():
-            polls.add_metric([count.source, "ok" if count.ok else "failed"], count.polls)
+        for poll_count in store.poll_counts():
+            polls.add_metric([poll_count.source, "ok" if poll_count.ok else "failed"], poll_count.polls)
         yield polls
         last = GaugeMetricFamily(
             "mcp_watcher_last_poll_success_timestamp_seconds", "Last successful poll per source", labels=["source"]

@@ -6,6 +6,7 @@ import asyncio
 import fnmatch
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -67,16 +68,28 @@ class PollResult:
         }
 
 
-async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherConfig, sdk: SdkSource) -> tuple:
+@dataclass
+class SourceFetch:
+    """One source's answer: its releases, or the reason there are none."""
+
+    sdk: SdkSource
+    started: datetime
+    releases: list[Release] | None
+    error: str | None
+    http: RegistryHttp
+
+
+async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherConfig, sdk: SdkSource) -> SourceFetch:
+    started = utcnow()
     http = RegistryHttp(client=client, cache=store, settings=config.http_client)
     adapter = ADAPTERS[sdk.registry]
     try:
-        releases = await adapter(http, sdk)
+        return SourceFetch(sdk, started, await adapter(http, sdk), None, http)
     except SourceError as exc:
-        return None, str(exc), http
+        return SourceFetch(sdk, started, None, str(exc), http)
     except (ValueError, KeyError, TypeError) as exc:  # a response shape the adapter did not expect
-        return None, f"{sdk.registry} answered something unreadable: {type(exc).__name__}: {exc}", http
-    return releases, None, http
+        error = f"{sdk.registry} answered something unreadable: {type(exc).__name__}: {exc}"
+        return SourceFetch(sdk, started, None, error, http)
 
 
 async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient | None = None) -> PollResult:
@@ -90,19 +103,16 @@ async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient
         )
     limit = asyncio.Semaphore(config.http_client.concurrency)
 
-    async def one(sdk: SdkSource) -> tuple:
+    async def one(sdk: SdkSource) -> SourceFetch:
         async with limit:
-            started = utcnow()
-            return (sdk, started, *(await fetch_source(client, store, config, sdk)))
+            return await fetch_source(client, store, config, sdk)
 
     try:
         fetched = await asyncio.gather(*(one(sdk) for sdk in config.sdks))
     finally:
         if own_client:
             await client.aclose()
-    outcomes = [
-        record(store, config, sdk, started, releases, error, http) for sdk, started, releases, error, http in fetched
-    ]
+    outcomes = [record(store, config, f.sdk, f.started, f.releases, f.error, f.http) for f in fetched]
     return PollResult(outcomes)
 
 
@@ -110,7 +120,7 @@ def record(
     store: Store,
     config: WatcherConfig,
     sdk: SdkSource,
-    started: Any,
+    started: datetime,
     releases: list[Release] | None,
     error: str | None,
     http: RegistryHttp,

@@ -38,15 +38,16 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
         )
     pending = store.outbox(statuses=("queued", "sending", "posted"))
     failed = store.outbox(statuses=("failed",))
-    oldest = min((parse_iso(r["created"]) for r in pending), default=None)
+    oldest = min((moment for r in pending if (moment := parse_iso(r["created"]))), default=None)
+    last_runs: dict[str, dict[str, Any] | None] = {}
     runs = {
         "queued": [f"{r['server']} @ {r['sdk_version']}" for r in store.runs(status="queued")],
         "running": [f"{r['server']} @ {r['sdk_version']}" for r in store.runs(status="running")],
-        "last": {},
+        "last": last_runs,
     }
     for server in config.servers:
         done = store.runs(status="done", server=server.name, limit=1)
-        runs["last"][server.name] = (
+        last_runs[server.name] = (
             {"sdk_version": done[0]["sdk_version"], "verdict": done[0]["verdict"], "finished": done[0]["finished"]}
             if done
             else None

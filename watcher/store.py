@@ -98,7 +98,7 @@ class Store:
 
     def set_kv(self, key: str, value: Any) -> None:
         with self._lock:
-            self.db["kv"].upsert(
+            self.db.table("kv").upsert(
                 {"key": key, "value": json.dumps(value, sort_keys=True), "updated": iso(utcnow())}, pk="key"
             )
 
@@ -110,7 +110,7 @@ class Store:
 
     def http_cache_put(self, url: str, etag: str | None, last_modified: str | None, body: bytes) -> None:
         with self._lock:
-            self.db["http_cache"].upsert(
+            self.db.table("http_cache").upsert(
                 {"url": url, "etag": etag, "last_modified": last_modified, "body": body, "fetched": iso(utcnow())},
                 pk="url",
             )
@@ -132,11 +132,11 @@ class Store:
 
     def add_version(self, row: VersionRow) -> None:
         with self._lock:
-            self.db["versions"].insert(dict(row))
+            self.db.table("versions").insert(dict(row))
 
     def set_yanked(self, sdk: str, package: str, version: str, yanked: bool) -> None:
         with self._lock:
-            self.db["versions"].update((sdk, package, version), {"yanked": int(yanked)})
+            self.db.table("versions").update((sdk, package, version), {"yanked": int(yanked)})
 
     def new_version_counts(self) -> dict[str, int]:
         """SDK → how many of its versions were first seen after its baseline."""
@@ -157,7 +157,7 @@ class Store:
         **figures: int,
     ) -> None:
         with self._lock:
-            self.db["polls"].insert(
+            self.db.table("polls").insert(
                 {
                     "source": source,
                     "kind": kind,
@@ -273,7 +273,7 @@ class Store:
     def update_outbox(self, row_id: int, **fields: Any) -> None:
         fields["updated"] = iso(utcnow())
         with self._lock:
-            self.db["outbox"].update(row_id, fields)
+            self.db.table("outbox").update(row_id, fields)
 
     # --- suite runs: a persisted, de-duplicated queue ------------------------------------------------
 
@@ -300,7 +300,7 @@ class Store:
 
     def finish_run(self, run_id: int, verdict: str, report: dict[str, Any], seconds: float) -> None:
         with self._lock:
-            self.db["runs"].update(
+            self.db.table("runs").update(
                 run_id,
                 {
                     "status": "done",
@@ -314,7 +314,7 @@ class Store:
     def interrupt_run(self, run_id: int, report: dict[str, Any] | None = None) -> None:
         """A run stopped half-way (shutdown): recorded as interrupted and queued again for the next start."""
         with self._lock:
-            self.db["runs"].update(
+            self.db.table("runs").update(
                 run_id,
                 {
                     "status": "queued",

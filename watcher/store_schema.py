@@ -13,7 +13,7 @@ import sqlite_utils
 
 
 def _m1_initial(db: sqlite_utils.Database) -> None:
-    db["versions"].create(
+    db.table("versions").create(
         {
             "sdk": str,
             "registry": str,
@@ -27,7 +27,7 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         },
         pk=("sdk", "package", "version"),
     )
-    db["polls"].create(
+    db.table("polls").create(
         {
             "id": int,
             "source": str,
@@ -43,11 +43,13 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["polls"].create_index(["source", "id"])
-    db["http_cache"].create({"url": str, "etag": str, "last_modified": str, "body": bytes, "fetched": str}, pk="url")
-    db["events"].create({"id": int, "key": str, "kind": str, "payload": str, "created": str}, pk="id")
-    db["events"].create_index(["key"], unique=True)
-    db["outbox"].create(
+    db.table("polls").create_index(["source", "id"])
+    db.table("http_cache").create(
+        {"url": str, "etag": str, "last_modified": str, "body": bytes, "fetched": str}, pk="url"
+    )
+    db.table("events").create({"id": int, "key": str, "kind": str, "payload": str, "created": str}, pk="id")
+    db.table("events").create_index(["key"], unique=True)
+    db.table("outbox").create(
         {
             "id": int,
             "key": str,
@@ -69,10 +71,10 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["outbox"].create_index(["key"], unique=True)
-    db["outbox"].create_index(["status", "id"])
-    db["kv"].create({"key": str, "value": str, "updated": str}, pk="key")
-    db["runs"].create(
+    db.table("outbox").create_index(["key"], unique=True)
+    db.table("outbox").create_index(["status", "id"])
+    db.table("kv").create({"key": str, "value": str, "updated": str}, pk="key")
+    db.table("runs").create(
         {
             "id": int,
             "key": str,
@@ -90,8 +92,8 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
         },
         pk="id",
     )
-    db["runs"].create_index(["key"], unique=True)
-    db["runs"].create_index(["status", "id"])
+    db.table("runs").create_index(["key"], unique=True)
+    db.table("runs").create_index(["status", "id"])
 
 
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]

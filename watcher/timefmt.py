@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, date, datetime
+from typing import overload
 
 
 def utcnow() -> datetime:
@@ -13,6 +14,10 @@ def today_utc() -> date:
     return utcnow().date()
 
 
+@overload
+def iso(moment: datetime) -> str: ...
+@overload
+def iso(moment: None) -> None: ...
 def iso(moment: datetime | None) -> str | None:
     """`2026-11-29T09:30:00Z`; a naive moment counts as UTC."""
     if moment is None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
@@ -29,9 +28,15 @@ def validate(schema: type[T], data: Any, url: str) -> T:
         raise SourceError(f"{url}: unexpected response: {describe(exc)}") from exc
 
 
-@lru_cache(maxsize=64)
-def _adapter(schema: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(schema)
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+"""Building a TypeAdapter is costly; there is one per schema."""
+
+
+def _adapter(schema: type[T]) -> TypeAdapter[T]:
+    if schema not in _ADAPTERS:
+        _ADAPTERS[schema] = TypeAdapter(schema)
+    adapter: TypeAdapter[T] = _ADAPTERS[schema]
+    return adapter
 
 
 def parse_json(fetched: Fetched, schema: type[T]) -> T:

@@ -21,6 +21,7 @@ import httpx
 from watcher.config import HttpSettings, SdkSource
 from watcher.errors import SourceError as SourceError
 from watcher.schemes import VersionScheme
+from watcher.store_schema import HttpCacheRow
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class FetchStats:
 
 
 class HttpCache(Protocol):
-    def http_cache_get(self, url: str) -> dict[str, Any] | None: ...
+    def http_cache_get(self, url: str) -> HttpCacheRow | None: ...
 
     def http_cache_put(self, url: str, etag: str | None, last_modified: str | None, body: bytes) -> None: ...
 
@@ -70,13 +71,13 @@ class MemoryHttpCache:
     """An HttpCache for one-off use (tests, benchmarks without a database)."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.entries: dict[str, HttpCacheRow] = {}
 
-    def http_cache_get(self, url: str) -> dict[str, Any] | None:
+    def http_cache_get(self, url: str) -> HttpCacheRow | None:
         return self.entries.get(url)
 
     def http_cache_put(self, url: str, etag: str | None, last_modified: str | None, body: bytes) -> None:
-        self.entries[url] = {"url": url, "etag": etag, "last_modified": last_modified, "body": body}
+        self.entries[url] = HttpCacheRow(url=url, etag=etag, last_modified=last_modified, body=body)
 
 
 @dataclass
@@ -117,10 +118,10 @@ class RegistryHttp:
             return Fetched(body=cached["body"], not_modified=True, url=url)
         request_headers = dict(headers or {})
         if cached is not None:
-            if cached.get("etag"):
-                request_headers["If-None-Match"] = cached["etag"]
-            if cached.get("last_modified"):
-                request_headers["If-Modified-Since"] = cached["last_modified"]
+            if etag := cached.get("etag"):
+                request_headers["If-None-Match"] = etag
+            if last_modified := cached.get("last_modified"):
+                request_headers["If-Modified-Since"] = last_modified
         response = await self._get_with_retries(url, request_headers)
         if response.status_code == 304 and cached is not None:
             self.stats.not_modified += 1

@@ -162,8 +162,8 @@ def load_baseline(path: Path | None) -> Baseline:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConformanceError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+        place = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConformanceError(f"{place}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     if root is None:
         return Baseline(path)
     if not isinstance(root, yaml.MappingNode):
