@@ -205,15 +205,8 @@ class Store:
             return cur.rowcount == 1
 
     def events(self, kind: str | None = None, since: datetime | None = None) -> list[EventRow]:
-        sql = "select * from events where 1=1"
-        params: list[Any] = []
-        if kind:
-            sql += " and kind = ?"
-            params.append(kind)
-        if since:
-            sql += " and created >= ?"
-            params.append(iso(since))
-        rows = list(self.db.query(sql + " order by id", params))
+        where, params = _where(("kind = ?", kind), ("created >= ?", iso(since) if since else None))
+        rows = list(self.db.query(f"select * from events {where} order by id", params))
         for row in rows:
             row["payload"] = json.loads(row["payload"])
         return [cast(EventRow, row) for row in rows]
@@ -335,15 +328,8 @@ class Store:
             return [_run_row(row) for row in rows]
 
     def runs(self, status: str | None = None, server: str | None = None, limit: int = 100) -> list[RunRow]:
-        sql = "select * from runs where 1=1"
-        params: list[Any] = []
-        if status:
-            sql += " and status = ?"
-            params.append(status)
-        if server:
-            sql += " and server = ?"
-            params.append(server)
-        rows = self.db.query(sql + f" order by id desc limit {int(limit)}", params)
+        where, params = _where(("status = ?", status), ("server = ?", server))
+        rows = self.db.query(f"select * from runs {where} order by id desc limit {int(limit)}", params)
         return [_run_row(row) for row in rows]
 
     def count_runs(self, status: str) -> int:
@@ -357,6 +343,14 @@ class Store:
         return [
             VerdictFigures(verdict=row["verdict"], runs=int(row["n"]), seconds=float(row["s"] or 0.0)) for row in rows
         ]
+
+
+def _where(*conditions: tuple[str, str | None]) -> tuple[str, list[str]]:
+    """A where clause of the conditions whose value is given (a None or empty value means "any")."""
+    chosen = [(sql, value) for sql, value in conditions if value]
+    if not chosen:
+        return "", []
+    return "where " + " and ".join(sql for sql, _ in chosen), [value for _, value in chosen if value]
 
 
 def _run_row(row: dict[str, Any]) -> RunRow:
