@@ -26,7 +26,7 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from tests.fakes.registry_server import FakeRegistry, serve_registry  # noqa: E402
-from tests.sources.kit import FIXTURE_SOURCES  # noqa: E402
+from tests.sources.helpers import FIXTURE_SOURCES  # noqa: E402
 from watcher.config import HttpSettings, SdkSource  # noqa: E402
 from watcher.sources import ADAPTERS  # noqa: E402
 from watcher.sources.base import MemoryHttpCache, RegistryHttp, Release  # noqa: E402

@@ -4,23 +4,25 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib
 import json
 import sys
-from typing import Any
 
 from watcher import clock
+from watcher.cli_support import config_and_state, loaded_config
 from watcher.clock import ClockSettingError
-from watcher.config import ConfigError, LoadedConfig, load_config, slack_credentials
-from watcher.store import SchemaTooNew, Store
-
-# Capabilities that add their own subcommands: each module has register(subparsers).
-CAPABILITY_COMMANDS = (
-    "watcher.spec.commands",
-    "watcher.contract.commands",
-    "watcher.suites.commands",
-    "watcher.digest.commands",
-)
+from watcher.config import LoadedConfig, load_config, slack_credentials
+from watcher.contract.commands import register as register_contract_commands
+from watcher.digest.commands import register as register_digest_command
+from watcher.errors import ConfigError, SchemaTooNew
+from watcher.logs import setup_logging
+from watcher.notify.delivery import deliver_outbox, make_sink
+from watcher.poller import PollResult, poll_all
+from watcher.service import run_service
+from watcher.spec.commands import register as register_spec_commands
+from watcher.status import collect_status, render_status
+from watcher.store import Store
+from watcher.suites.commands import register as register_suite_commands
+from watcher.suites.worker import process_queue, queue_after_poll
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -53,14 +55,11 @@ def build_parser() -> argparse.ArgumentParser:
     outbox.add_argument("--retry-failed", action="store_true", help="queue failed notices again and deliver")
     outbox.set_defaults(handler=cmd_outbox)
 
-    for module_name in CAPABILITY_COMMANDS:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name != module_name:
-                raise
-            continue
-        module.register(sub)
+    # Capabilities that add their own subcommands.
+    register_spec_commands(sub)
+    register_contract_commands(sub)
+    register_suite_commands(sub)
+    register_digest_command(sub)
     return parser
 
 
@@ -82,8 +81,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _setup_logging(args: argparse.Namespace) -> None:
-    from watcher.logs import setup_logging
-
     level, as_json = args.log_level, False
     try:
         config = load_config(args.config).config
@@ -94,17 +91,12 @@ def _setup_logging(args: argparse.Namespace) -> None:
     setup_logging(level or "INFO", as_json)
 
 
-def open_state(loaded: LoadedConfig) -> Store:
-    return Store(loaded.resolve(loaded.config.state))
-
-
 def cmd_poll(args: argparse.Namespace) -> int:
-    from watcher.notify.delivery import deliver_outbox, make_sink
-    from watcher.poller import poll_all
-    from watcher.suites.worker import queue_after_poll
+    with config_and_state(args) as (loaded, store):
+        return _poll(args, loaded, store)
 
-    loaded = load_config(args.config)
-    store = open_state(loaded)
+
+def _poll(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
     result = asyncio.run(poll_all(loaded, store))
     queued = queue_after_poll(loaded, store, result.new, result.baseline_newest)
     delivered = None
@@ -126,15 +118,13 @@ def cmd_poll(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     if args.suites and queued:
-        from watcher.suites.worker import process_queue
-
         process_queue(loaded, store)
         if not args.no_deliver:
             deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
     return 0 if not result.failed else 3
 
 
-def _print_poll(result: Any, queued: list[str]) -> None:
+def _print_poll(result: PollResult, queued: list[str]) -> None:
     for outcome in result.outcomes:
         if not outcome.ok:
             print(f"{outcome.sdk:24} FAILED: {outcome.error}")
@@ -151,20 +141,19 @@ def _print_poll(result: Any, queued: list[str]) -> None:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from watcher.status import collect_status, render_status
-
-    loaded = load_config(args.config)
-    store = open_state(loaded)
-    status = collect_status(loaded, store)
+    with config_and_state(args) as (loaded, store):
+        status = collect_status(loaded, store)
     print(json.dumps(status, indent=2, default=str) if args.json else render_status(status))
     return 0
 
 
 def cmd_outbox(args: argparse.Namespace) -> int:
-    from watcher.notify.delivery import deliver_outbox, make_sink
+    with config_and_state(args) as (loaded, store):
+        _outbox(args, loaded, store)
+    return 0
 
-    loaded = load_config(args.config)
-    store = open_state(loaded)
+
+def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> None:
     if args.retry_failed:
         for row in store.outbox(statuses=("failed",)):
             store.update_outbox(row["id"], status="queued")
@@ -176,14 +165,10 @@ def cmd_outbox(args: argparse.Namespace) -> int:
         print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
         if row["last_error"]:
             print(f"         last error: {row['last_error']}")
-    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from watcher.service import run_service
-
-    loaded = load_config(args.config)
-    return run_service(loaded, port=args.port, once=args.once)
+    return run_service(loaded_config(args), port=args.port, once=args.once)
 
 
 if __name__ == "__main__":

@@ -11,16 +11,14 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from watcher.errors import ConfigError as ConfigError
+
 DEFAULT_CONFIG = Path("config/watcher.yaml")
 CONFIG_ENV = "MCP_WATCHER_CONFIG"
 
 Registry = Literal["pypi", "npm", "nuget", "goproxy", "crates", "maven", "rubygems", "packagist", "github"]
 _NAME = r"^[A-Za-z0-9][A-Za-z0-9_.-]*$"
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class ConfigError(Exception):
-    """A configuration problem, already phrased for the person who edits the file."""
 
 
 class _Strict(BaseModel):
@@ -67,7 +65,6 @@ class Schedule(_Strict):
     spec_poll_minutes: float = Field(default=360, gt=0)
     deliver_seconds: float = Field(default=30, gt=0)
     """How often the outbox is retried when Slack was unreachable."""
-    jitter_seconds: int = Field(default=0, ge=0)
 
 
 class HttpSettings(_Strict):
@@ -232,10 +229,10 @@ class WatcherConfig(_Strict):
             for j, sdk in enumerate(team.sdks):
                 if sdk not in sdk_names:
                     raise _RefError(("teams", i, "sdks", j), f"unknown SDK {sdk!r}; configured: {sdk_names}")
-            for j, server in enumerate(team.servers):
-                if server not in server_names:
+            for j, server_name in enumerate(team.servers):
+                if server_name not in server_names:
                     raise _RefError(
-                        ("teams", i, "servers", j), f"unknown server {server!r}; configured: {server_names}"
+                        ("teams", i, "servers", j), f"unknown server {server_name!r}; configured: {server_names}"
                     )
         forbidden = secret_env_names(self)
         secret_files = {f for f in (self.slack.token_file, self.slack.webhook_file) if f}

@@ -12,7 +12,7 @@ from typing import Any
 
 import uvicorn
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
@@ -21,7 +21,8 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from watcher.notify.delivery import SLACK_ERRORS
-from watcher.store import Store, parse_iso, utcnow
+from watcher.store import Store
+from watcher.timefmt import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -41,8 +42,7 @@ class Readiness:
             problems.append(f"state not writable: {exc}")
         if not self.scheduler_running():
             problems.append("scheduler not running")
-        rows = list(self.store.db.query("select max(finished) as at from polls where kind = 'sdk' and ok = 1"))
-        last_ok = parse_iso(rows[0]["at"]) if rows and rows[0]["at"] else None
+        last_ok = self.store.last_successful_poll("sdk")
         limit = timedelta(minutes=3 * self.poll_minutes)
         reference = max(filter(None, [last_ok, self.started]))
         if utcnow() - reference > limit:
@@ -59,52 +59,44 @@ class StoreCollector(Collector):
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    def collect(self) -> Iterator[Any]:
-        db = self.store.db
+    def collect(self) -> Iterator[Metric]:
+        store = self.store
         polls = CounterMetricFamily("mcp_watcher_polls", "Polls per source and result", labels=["source", "result"])
+        for poll_count in store.poll_counts():
+            polls.add_metric([poll_count.source, "ok" if poll_count.ok else "failed"], poll_count.polls)
+        yield polls
         last = GaugeMetricFamily(
             "mcp_watcher_last_poll_success_timestamp_seconds", "Last successful poll per source", labels=["source"]
         )
-        for row in db.query("select source, ok, count(*) as n from polls group by source, ok"):
-            polls.add_metric([row["source"], "ok" if row["ok"] else "failed"], row["n"])
-        for row in db.query("select source, max(finished) as at from polls where ok = 1 group by source"):
-            moment = parse_iso(row["at"])
-            if moment:
-                last.add_metric([row["source"]], moment.timestamp())
-        yield polls
+        for source, moment in store.last_successful_polls().items():
+            last.add_metric([source], moment.timestamp())
         yield last
         new = CounterMetricFamily("mcp_watcher_new_versions", "Versions first seen after the baseline", labels=["sdk"])
-        for row in db.query("select sdk, count(*) as n from versions where baseline = 0 group by sdk"):
-            new.add_metric([row["sdk"]], row["n"])
+        for sdk, count in store.new_version_counts().items():
+            new.add_metric([sdk], count)
         yield new
         runs = CounterMetricFamily("mcp_watcher_suite_runs", "Finished suite runs by verdict", labels=["verdict"])
         seconds = CounterMetricFamily(
             "mcp_watcher_suite_run_seconds", "Total seconds of finished suite runs by verdict", labels=["verdict"]
         )
-        for row in db.query(
-            "select verdict, count(*) as n, sum(seconds) as s from runs where status = 'done' group by verdict"
-        ):
-            runs.add_metric([row["verdict"] or "unknown"], row["n"])
-            seconds.add_metric([row["verdict"] or "unknown"], row["s"] or 0.0)
+        for figures in store.finished_run_figures():
+            runs.add_metric([figures.verdict or "unknown"], figures.runs)
+            seconds.add_metric([figures.verdict or "unknown"], figures.seconds)
         yield runs
         yield seconds
         queued = GaugeMetricFamily("mcp_watcher_suite_runs_queued", "Suite runs waiting")
-        queued.add_metric([], next(iter(db.query("select count(*) as n from runs where status = 'queued'")))["n"])
+        queued.add_metric([], store.count_runs("queued"))
         yield queued
-        pending = list(
-            db.query(
-                "select count(*) as n, min(created) as oldest from outbox where status in ('queued','sending','posted')"
-            )
-        )[0]
+        backlog = store.outbox_backlog()
         depth = GaugeMetricFamily("mcp_watcher_outbox_depth", "Notices waiting for delivery")
-        depth.add_metric([], pending["n"])
+        depth.add_metric([], backlog.pending)
         yield depth
         age = GaugeMetricFamily("mcp_watcher_outbox_oldest_age_seconds", "Age of the oldest undelivered notice")
-        oldest = parse_iso(pending["oldest"])
+        oldest = backlog.oldest_pending
         age.add_metric([], (utcnow() - oldest).total_seconds() if oldest else 0.0)
         yield age
         failed = GaugeMetricFamily("mcp_watcher_outbox_failed", "Notices Slack refused for good")
-        failed.add_metric([], next(iter(db.query("select count(*) as n from outbox where status = 'failed'")))["n"])
+        failed.add_metric([], backlog.failed)
         yield failed
 
 

@@ -6,6 +6,7 @@ import asyncio
 import fnmatch
 import logging
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import httpx
@@ -15,7 +16,9 @@ from watcher.notify import keys
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
 from watcher.sources.notices import release_notice
-from watcher.store import Notice, Store, iso, utcnow
+from watcher.store import Notice, Store
+from watcher.store_schema import VersionRow
+from watcher.timefmt import iso, utcnow
 from watcher.versions import is_ignored, sort_key
 
 log = logging.getLogger(__name__)
@@ -66,16 +69,28 @@ class PollResult:
         }
 
 
-async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherConfig, sdk: SdkSource) -> tuple:
+@dataclass
+class SourceFetch:
+    """One source's answer: its releases, or the reason there are none."""
+
+    sdk: SdkSource
+    started: datetime
+    releases: list[Release] | None
+    error: str | None
+    http: RegistryHttp
+
+
+async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherConfig, sdk: SdkSource) -> SourceFetch:
+    started = utcnow()
     http = RegistryHttp(client=client, cache=store, settings=config.http_client)
     adapter = ADAPTERS[sdk.registry]
     try:
-        releases = await adapter(http, sdk)
+        return SourceFetch(sdk, started, await adapter(http, sdk), None, http)
     except SourceError as exc:
-        return None, str(exc), http
+        return SourceFetch(sdk, started, None, str(exc), http)
     except (ValueError, KeyError, TypeError) as exc:  # a response shape the adapter did not expect
-        return None, f"{sdk.registry} answered something unreadable: {type(exc).__name__}: {exc}", http
-    return releases, None, http
+        error = f"{sdk.registry} answered something unreadable: {type(exc).__name__}: {exc}"
+        return SourceFetch(sdk, started, None, error, http)
 
 
 async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient | None = None) -> PollResult:
@@ -89,19 +104,16 @@ async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient
         )
     limit = asyncio.Semaphore(config.http_client.concurrency)
 
-    async def one(sdk: SdkSource) -> tuple:
+    async def one(sdk: SdkSource) -> SourceFetch:
         async with limit:
-            started = utcnow()
-            return (sdk, started, *(await fetch_source(client, store, config, sdk)))
+            return await fetch_source(client, store, config, sdk)
 
     try:
         fetched = await asyncio.gather(*(one(sdk) for sdk in config.sdks))
     finally:
         if own_client:
             await client.aclose()
-    outcomes = [
-        record(store, config, sdk, started, releases, error, http) for sdk, started, releases, error, http in fetched
-    ]
+    outcomes = [record(store, config, f.sdk, f.started, f.releases, f.error, f.http) for f in fetched]
     return PollResult(outcomes)
 
 
@@ -109,7 +121,7 @@ def record(
     store: Store,
     config: WatcherConfig,
     sdk: SdkSource,
-    started: Any,
+    started: datetime,
     releases: list[Release] | None,
     error: str | None,
     http: RegistryHttp,
@@ -123,50 +135,52 @@ def record(
         bytes=http.stats.bytes,
         not_modified=http.stats.not_modified,
     )
-    now = iso(utcnow())
+    finished = utcnow()
+    now = iso(finished)
     if releases is not None:
         releases = [r for r in releases if not is_ignored(sdk.registry, r.version)]
         if not releases:
             outcome.ok, outcome.error = False, f"{sdk.registry} listed no versions of {sdk.package}"
         listed = [r.version for r in releases if not r.yanked]
         outcome.newest = max(listed, key=lambda v: sort_key(sdk.registry, v)) if listed else None
-    with store.transaction() as db:
+    with store.transaction():
         if outcome.ok and releases is not None:
             known = store.known_versions(sdk.name, sdk.package)
             outcome.baseline = not store.has_versions(sdk.name)
             for release in releases:
-                row = {
-                    "sdk": sdk.name,
-                    "registry": sdk.registry,
-                    "package": sdk.package,
-                    "version": release.version,
-                    "prerelease": int(release.prerelease),
-                    "yanked": int(release.yanked),
-                    "published": iso(release.published),
-                }
                 if release.version in known:
-                    db["versions"].update((sdk.name, sdk.package, release.version), {"yanked": row["yanked"]})
+                    store.set_yanked(sdk.name, sdk.package, release.version, release.yanked)
                     continue
-                db["versions"].insert({**row, "first_seen": now, "baseline": int(outcome.baseline)})
+                row = VersionRow(
+                    sdk=sdk.name,
+                    registry=sdk.registry,
+                    package=sdk.package,
+                    version=release.version,
+                    prerelease=int(release.prerelease),
+                    yanked=int(release.yanked),
+                    published=iso(release.published),
+                    first_seen=now,
+                    baseline=int(outcome.baseline),
+                )
+                store.add_version(row)
                 if outcome.baseline or release.yanked:
                     continue  # history is not news; a version already withdrawn is noise
-                payload = {**row, "prerelease": release.prerelease, "yanked": release.yanked, "first_seen": now}
+                payload = {k: v for k, v in row.items() if k != "baseline"}
+                payload.update(prerelease=release.prerelease, yanked=release.yanked)
                 if store.add_event(keys.release_event(sdk.name, release.version), "release", payload):
                     outcome.new.append(payload)
                     _notify_teams(store, config, payload)
-        db["polls"].insert(
-            {
-                "source": sdk.name,
-                "kind": "sdk",
-                "started": iso(started),
-                "finished": now,
-                "ok": int(outcome.ok),
-                "error": outcome.error,
-                "requests": outcome.requests,
-                "bytes": outcome.bytes,
-                "not_modified": outcome.not_modified,
-                "new": len(outcome.new),
-            }
+        store.record_poll(
+            sdk.name,
+            "sdk",
+            started,
+            outcome.ok,
+            outcome.error,
+            finished=finished,
+            requests=outcome.requests,
+            bytes=outcome.bytes,
+            not_modified=outcome.not_modified,
+            new=len(outcome.new),
         )
     if outcome.baseline:
         log.info(
@@ -215,13 +229,3 @@ def _notify_teams(store: Store, config: WatcherConfig, release: dict[str, Any]) 
                 blocks=blocks,
             )
         )
-
-
-def last_polls(store: Store) -> list[dict[str, Any]]:
-    """The latest poll of each source, newest first."""
-    return list(
-        store.db.query(
-            "select p.* from polls p join (select source, max(id) as id from polls group by source) last "
-            "on p.id = last.id order by p.source"
-        )
-    )

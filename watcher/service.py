@@ -11,12 +11,21 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import httpx
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from watcher.config import LoadedConfig, slack_credentials
+from watcher.digest.schedule import register_digest_job, send_due_digests
+from watcher.errors import PollFailed
+from watcher.health import HttpServer, Readiness, build_app
 from watcher.notify.delivery import deliver_outbox, make_sink
-from watcher.store import Store, utcnow
+from watcher.poller import poll_all
+from watcher.spec import watch as spec_watch
+from watcher.store import Store, open_state
+from watcher.suites import reaper
+from watcher.suites.worker import process_queue, queue_after_poll
+from watcher.timefmt import utcnow
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +45,6 @@ class Service:
     # --- jobs ----------------------------------------------------------------------------------------
 
     def poll_sdks(self) -> None:
-        from watcher.poller import poll_all
-        from watcher.suites.worker import queue_after_poll
-
         result = asyncio.run(poll_all(self.loaded, self.store))
         queued = queue_after_poll(self.loaded, self.store, result.new, result.baseline_newest)
         if queued:
@@ -50,15 +56,13 @@ class Service:
             " (baseline taken)" if result.baseline else "",
         )
         if result.outcomes and all(not o.ok for o in result.outcomes):
-            raise RuntimeError("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
+            raise PollFailed("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
         self.deliver()
 
     def poll_spec(self) -> None:
-        from watcher.spec.watch import poll_spec
-
         try:
             started = utcnow()
-            summary = asyncio.run(_with_client(lambda client: poll_spec(self.loaded, self.store, client)))
+            summary = asyncio.run(_with_client(lambda client: spec_watch.poll_spec(self.loaded, self.store, client)))
             self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
             log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
             self.deliver()
@@ -84,14 +88,10 @@ class Service:
                 )
 
     def run_suites(self) -> None:
-        from watcher.suites.worker import process_queue
-
         if process_queue(self.loaded, self.store, self.stop):
             self.deliver()
 
     def send_digest(self) -> None:
-        from watcher.digest.schedule import send_due_digests
-
         queued = send_due_digests(self.loaded, self.store)
         log.info("digest check: %s", f"queued {', '.join(queued)}" if queued else "nothing due")
         self.deliver()
@@ -149,7 +149,6 @@ class Service:
                 misfire_grace_time=None,
                 **trigger,
             )
-        from watcher.digest.schedule import register_digest_job
 
         # The weekly cron job; the catch-up at start follows the first spec poll (see poll_spec).
         register_digest_job(
@@ -159,8 +158,6 @@ class Service:
 
 
 async def _with_client(run: Callable[[Any], Any]) -> Any:
-    import httpx
-
     async with httpx.AsyncClient(follow_redirects=True, headers={"User-Agent": "mcp-watcher"}) as client:
         return await run(client)
 
@@ -172,9 +169,8 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
         from watcher.web.access import resolve_access
 
         access = resolve_access(endpoint)  # pages on a network without a token: refused before anything starts
-    store = Store(loaded.resolve(loaded.config.state))
+    store = open_state(loaded)
     service = Service(loaded, store)
-    from watcher.suites import reaper
 
     reaper.configure(loaded.resolve(loaded.config.suites.runs_dir) / ".process-groups")
     reaper.reap()  # children of a watcher that was killed -9
@@ -188,7 +184,6 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     scheduler = service.scheduler()
     http = None
     if endpoint.enabled or port is not None:
-        from watcher.health import HttpServer, Readiness, build_app
         from watcher.web.app import web_parts
         from watcher.web.context import WebContext, known_secrets
 

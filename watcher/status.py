@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import LoadedConfig
-from watcher.poller import last_polls
-from watcher.store import Store, parse_iso, utcnow
+from watcher.store import Store
+from watcher.timefmt import parse_iso, utcnow
 from watcher.versions import sort_key
 
 
@@ -19,7 +19,7 @@ def newest(store: Store, sdk: str, registry: str, prerelease: bool) -> str | Non
 
 def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     config = loaded.config
-    polls = {p["source"]: p for p in last_polls(store)}
+    polls = {p["source"]: p for p in store.last_polls()}
     sources = []
     for sdk in config.sdks:
         poll = polls.get(sdk.name)
@@ -38,15 +38,16 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
         )
     pending = store.outbox(statuses=("queued", "sending", "posted"))
     failed = store.outbox(statuses=("failed",))
-    oldest = min((parse_iso(r["created"]) for r in pending), default=None)
+    oldest = min((moment for r in pending if (moment := parse_iso(r["created"]))), default=None)
+    last_runs: dict[str, dict[str, Any] | None] = {}
     runs = {
         "queued": [f"{r['server']} @ {r['sdk_version']}" for r in store.runs(status="queued")],
         "running": [f"{r['server']} @ {r['sdk_version']}" for r in store.runs(status="running")],
-        "last": {},
+        "last": last_runs,
     }
     for server in config.servers:
         done = store.runs(status="done", server=server.name, limit=1)
-        runs["last"][server.name] = (
+        last_runs[server.name] = (
             {"sdk_version": done[0]["sdk_version"], "verdict": done[0]["verdict"], "finished": done[0]["finished"]}
             if done
             else None

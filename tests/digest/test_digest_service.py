@@ -153,3 +153,30 @@ def test_old_pictures_are_pruned_from_the_state_folder(state: FixedState):
     queued = queue_digest(state.loaded, state.store, state.loaded.config.team("books"), at("2026-11-30T09:00:00+00:00"))
     assert queued is not None
     assert not old.exists() and recent.exists() and queued.picture.exists()
+
+
+def test_old_timeline_pictures_are_pruned_by_their_week_not_by_file_times(tmp_path):
+    import os
+
+    from watcher.digest.schedule import prune_pictures
+
+    names = [
+        "digest_books_2026-W49.png",  # this week: kept
+        "digest_books_2026-W37.png",  # 12 weeks back: kept
+        "digest_books_2026-W35.png",  # 14 weeks back: pruned
+        "digest_books_2026-W10_forced-20260305T090000Z.png",  # a forced one, long ago: pruned
+        "digest_notes.png",  # not named by the digest: left alone
+    ]
+    for name in names:
+        (tmp_path / name).write_bytes(b"\x89PNG")
+        os.utime(tmp_path / name, (0, 0))  # file times from 1970 must not matter
+    removed = prune_pictures(tmp_path, at("2026-12-03T12:00:00+00:00"))
+    assert sorted(p.name for p in removed) == [
+        "digest_books_2026-W10_forced-20260305T090000Z.png",
+        "digest_books_2026-W35.png",
+    ]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "digest_books_2026-W37.png",
+        "digest_books_2026-W49.png",
+        "digest_notes.png",
+    ]

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from tests.fakes.registry_server import FakeRegistry, serve_registry
-from tests.sources.kit import by_version, fetch, source
+from tests.sources.helpers import by_version, fetch, source
 from watcher.sources.base import Release
 
 

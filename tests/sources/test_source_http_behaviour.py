@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.registry_server import FIXTURES, FakeRegistry, serve_registry
-from tests.sources.kit import FIXTURE_SOURCES, by_version, fetch, run_with_http, settings, source
+from tests.sources.helpers import FIXTURE_SOURCES, by_version, fetch, run_with_http, settings, source
 from watcher.sources import ADAPTERS, github
 from watcher.sources.base import RegistryHttp, Release, SourceError
 

@@ -16,12 +16,14 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from watcher.errors import WatcherError
+
 PROFILE_ENV_PREFIX = "MCP_WATCHER_PROFILE_"
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-class UsageError(Exception):
+class UsageError(WatcherError):
     """Bad command-line input, phrased for the person who typed it."""
 
 

@@ -32,6 +32,7 @@ from watcher.contract.rules import FAMILIES_BY_LIST, errors, lists, server
 from watcher.contract.rules.base import Change, Compared
 from watcher.contract.schema_diff import canonical
 from watcher.contract.snapshot import ERAS
+from watcher.errors import ContractError
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
 ERA_ORDER = ("both", "legacy", "modern", None)
@@ -41,7 +42,7 @@ Entries = dict[str, dict[str, Any]]
 """A snapshot list's entries by key (name, uri or uriTemplate), each as the server sent it."""
 
 
-class SnapshotError(Exception):
+class SnapshotError(ContractError):
     """Unusable input: a missing or malformed snapshot. The message names the path."""
 
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from watcher.cli_args import iso_date
+from watcher.cli_support import iso_date
 from watcher.config import LoadedConfig, Team, load_config, slack_credentials
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_html, render_markdown

@@ -12,6 +12,7 @@ Each digest is one parent message and its thread replies (see ``notices``), queu
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
@@ -31,8 +32,8 @@ from watcher.store import Store, utcnow
 log = logging.getLogger(__name__)
 
 JOB_ID = "digest"
-KEEP_PICTURES_DAYS = 90
-"""Timeline pictures older than this are deleted from the state folder (long delivered or given up on)."""
+KEEP_PICTURES_WEEKS = 13
+"""Timeline pictures of digests older than this are deleted from the state folder (long delivered or given up on)."""
 
 
 def digest_trigger(settings: DigestSettings) -> CronTrigger:
@@ -87,16 +88,31 @@ def pictures_dir(loaded: LoadedConfig) -> Path:
     return loaded.resolve(loaded.config.state).parent / "digests"
 
 
-def prune_pictures(folder: Path, now: datetime, keep_days: int = KEEP_PICTURES_DAYS) -> list[Path]:
-    cutoff = (now - timedelta(days=keep_days)).timestamp()
+_PICTURE_WEEK = re.compile(r"_(\d{4})-W(\d{2})(?:[_.]|$)")
+
+
+def prune_pictures(folder: Path, now: datetime, keep_weeks: int = KEEP_PICTURES_WEEKS) -> list[Path]:
+    """Delete the timeline pictures of digests more than ``keep_weeks`` ISO weeks before ``now``'s week.
+
+    The age comes from the week in the file's name, not from its modification time: file times are the
+    system's, ``now`` is the service's clock, and the two need not agree (a rehearsal, a restored backup).
+    """
+    this_week = date.fromisocalendar(*now.isocalendar()[:2], 1)
     removed = []
     for path in folder.glob("digest_*.png"):
+        match = _PICTURE_WEEK.search(path.stem)
+        if match is None:
+            continue  # not a picture this code named: leave it alone
         try:
-            if path.stat().st_mtime < cutoff:
+            week_monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
+        except ValueError:
+            continue
+        if (this_week - week_monday).days > keep_weeks * 7:
+            try:
                 path.unlink()
                 removed.append(path)
-        except OSError:
-            continue  # another process pruned it first
+            except OSError:
+                continue  # another process pruned it first
     return removed
 
 

@@ -25,6 +25,7 @@ from slack_sdk.http_retry.builtin_handlers import (
 )
 
 from watcher.config import SlackCredentials, SlackSettings
+from watcher.errors import WatcherError
 from watcher.notify import keys
 from watcher.store import Store, iso, parse_iso, utcnow
 
@@ -54,7 +55,7 @@ PERMANENT_ERRORS = frozenset(
 AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "account_inactive", "token_revoked", "missing_scope"})
 
 
-class DeliveryError(Exception):
+class DeliveryError(WatcherError):
     def __init__(self, reason: str, *, permanent: bool = False, auth: bool = False, kind: str = "other") -> None:
         super().__init__(reason)
         self.reason = reason

@@ -1,7 +1,10 @@
-"""Registry adapters: one module per registry, each with ``fetch`` (the Adapter) and ``default_base()``.
+"""Registry adapters: one module per registry, each with ``REGISTRY`` (a RegistryInfo: the name a
+config's ``registry:`` uses, the version scheme, the project-page link), ``fetch`` (the Adapter) and
+``default_base()``.
 
-    from watcher.sources import ADAPTERS, base_url
+    from watcher.sources import ADAPTERS, REGISTRIES, base_url
     releases = await ADAPTERS[source.registry](http, source)
+    page = REGISTRIES[source.registry].page(source.package, "2.0.0")
 
 What a source's ``url:`` (the registry root) means, and what each adapter appends to it:
 
@@ -19,9 +22,10 @@ packagist  ``https://repo.packagist.org``              ``<root>/p2/<vendor>/<pac
 github     ``https://api.github.com``                  ``<root>/repos/<owner>/<repo>/releases?per_page=100``
 =========  ==========================================  =================================================
 
-Adding a registry: write ``watcher/sources/<name>.py`` with a typed model of the registry's
-response, ``default_base()`` and ``async def fetch(http, source) -> list[Release]``; add its
-version rules to ``watcher/versions.py``; register it below; add recorded or documented-format
+Adding a registry: write ``watcher/sources/<name>.py`` with ``REGISTRY = RegistryInfo(...)``, a
+typed model of the registry's response, ``default_base()`` and ``async def fetch(http, source) ->
+list[Release]``; add a version scheme to ``watcher/schemes.py`` if none fits; list the module below
+and its name in ``watcher.config.Registry``; add recorded or documented-format
 fixtures under ``tests/fixtures/registries/<name>/`` and a test against the fake registry server.
 """
 
@@ -32,22 +36,21 @@ from collections.abc import Callable
 from watcher.config import SdkSource
 from watcher.sources import crates, github, goproxy, maven, npm, nuget, packagist, pypi, rubygems
 from watcher.sources._parse import root
-from watcher.sources.base import Adapter, Release, SourceError
+from watcher.sources.base import Adapter, RegistryInfo, Release, SourceError
 
 _MODULES = {
-    "pypi": pypi,
-    "npm": npm,
-    "nuget": nuget,
-    "goproxy": goproxy,
-    "crates": crates,
-    "maven": maven,
-    "rubygems": rubygems,
-    "packagist": packagist,
-    "github": github,
+    module.REGISTRY.name: module for module in (pypi, npm, nuget, goproxy, crates, maven, rubygems, packagist, github)
 }
 
+REGISTRIES: dict[str, RegistryInfo] = {name: module.REGISTRY for name, module in _MODULES.items()}
 ADAPTERS: dict[str, Adapter] = {name: module.fetch for name, module in _MODULES.items()}
 DEFAULT_BASES: dict[str, Callable[[], str]] = {name: module.default_base for name, module in _MODULES.items()}
+
+
+def release_page(registry: str, package: str, version: str) -> str | None:
+    """The public page of one version, where the registry has one this project may link."""
+    info = REGISTRIES.get(registry)
+    return info.page(package, version) if info else None
 
 
 def base_url(source: SdkSource) -> str:
@@ -59,4 +62,13 @@ def base_url(source: SdkSource) -> str:
     return root(source, default)
 
 
-__all__ = ["ADAPTERS", "DEFAULT_BASES", "Release", "SourceError", "base_url"]
+__all__ = [
+    "ADAPTERS",
+    "DEFAULT_BASES",
+    "REGISTRIES",
+    "RegistryInfo",
+    "Release",
+    "SourceError",
+    "base_url",
+    "release_page",
+]

@@ -4,14 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from watcher import versions
 from watcher.config import SdkSource
-from watcher.sources.base import Fetched, RegistryHttp, Release, SourceError
+from watcher.sources.base import Fetched, RegistryHttp, RegistryInfo, Release, SourceError
 
 T = TypeVar("T")
 
@@ -30,9 +28,15 @@ def validate(schema: type[T], data: Any, url: str) -> T:
         raise SourceError(f"{url}: unexpected response: {describe(exc)}") from exc
 
 
-@lru_cache(maxsize=64)
-def _adapter(schema: Any) -> TypeAdapter[Any]:
-    return TypeAdapter(schema)
+_ADAPTERS: dict[type[Any], TypeAdapter[Any]] = {}
+"""Building a TypeAdapter is costly; there is one per schema."""
+
+
+def _adapter(schema: type[T]) -> TypeAdapter[T]:
+    if schema not in _ADAPTERS:
+        _ADAPTERS[schema] = TypeAdapter(schema)
+    adapter: TypeAdapter[T] = _ADAPTERS[schema]
+    return adapter
 
 
 def parse_json(fetched: Fetched, schema: type[T]) -> T:
@@ -77,7 +81,7 @@ def utc(moment: datetime | None) -> datetime | None:
 
 
 def release(
-    registry: str,
+    registry: RegistryInfo,
     version: str,
     published: datetime | None,
     *,
@@ -85,8 +89,8 @@ def release(
     registry_flag: bool | None = None,
     notes: Iterable[str | None] = (),
 ) -> Release:
-    """A Release whose pre-release flag follows the ecosystem's rules (watcher.versions)."""
-    parsed = versions.parse(registry, version)
+    """A Release whose pre-release flag follows the registry's version scheme."""
+    parsed = registry.scheme.parse(version)
     all_notes = [n for n in notes if n]
     if not parsed.valid:
         how = "taken from the registry's pre-release flag" if registry_flag is not None else "treated as a pre-release"
@@ -94,13 +98,13 @@ def release(
     return Release(
         version=version,
         published=utc(published),
-        prerelease=versions.is_prerelease(registry, version, registry_flag=registry_flag),
+        prerelease=registry.scheme.is_prerelease(version, registry_flag=registry_flag),
         yanked=yanked,
         note="; ".join(all_notes) or None,
     )
 
 
-def ordered(registry: str, releases: Iterable[Release]) -> list[Release]:
+def ordered(registry: RegistryInfo, releases: Iterable[Release]) -> list[Release]:
     """Drop versions the ecosystem ignores (Maven -SNAPSHOT, Composer branches); sort oldest version first."""
-    kept = [r for r in releases if not versions.is_ignored(registry, r.version)]
-    return sorted(kept, key=lambda r: versions.sort_key(registry, r.version))
+    kept = [r for r in releases if not registry.scheme.is_ignored(r.version)]
+    return sorted(kept, key=lambda r: registry.scheme.sort_key(r.version))

@@ -19,10 +19,28 @@ from typing import Any, Protocol
 import httpx
 
 from watcher.config import HttpSettings, SdkSource
+from watcher.errors import SourceError as SourceError
+from watcher.schemes import VersionScheme
+from watcher.store_schema import HttpCacheRow
 
 
-class SourceError(Exception):
-    """The registry could not be read: down, timed out, or answered something we cannot parse."""
+@dataclass(frozen=True)
+class RegistryInfo:
+    """The facts about one registry, declared once as ``REGISTRY`` in its adapter module."""
+
+    name: str
+    """What a source's ``registry:`` says in the configuration."""
+    scheme: VersionScheme
+    """How the registry's versions are spelled, ordered and marked as pre-releases."""
+    project_page: str | None
+    """The public page of one version: a template with ``{package}`` and ``{version}`` (and, for Maven
+    coordinates ``group:artifact``, ``{group}`` and ``{artifact}``); None where the page is not linked."""
+
+    def page(self, package: str, version: str) -> str | None:
+        if self.project_page is None:
+            return None
+        group, _, artifact = package.partition(":")
+        return self.project_page.format(package=package, version=version, group=group, artifact=artifact)
 
 
 @dataclass(frozen=True)
@@ -41,11 +59,10 @@ class FetchStats:
     requests: int = 0
     bytes: int = 0
     not_modified: int = 0
-    cache_hits: int = 0
 
 
 class HttpCache(Protocol):
-    def http_cache_get(self, url: str) -> dict[str, Any] | None: ...
+    def http_cache_get(self, url: str) -> HttpCacheRow | None: ...
 
     def http_cache_put(self, url: str, etag: str | None, last_modified: str | None, body: bytes) -> None: ...
 
@@ -54,13 +71,13 @@ class MemoryHttpCache:
     """An HttpCache for one-off use (tests, benchmarks without a database)."""
 
     def __init__(self) -> None:
-        self.entries: dict[str, dict[str, Any]] = {}
+        self.entries: dict[str, HttpCacheRow] = {}
 
-    def http_cache_get(self, url: str) -> dict[str, Any] | None:
+    def http_cache_get(self, url: str) -> HttpCacheRow | None:
         return self.entries.get(url)
 
     def http_cache_put(self, url: str, etag: str | None, last_modified: str | None, body: bytes) -> None:
-        self.entries[url] = {"url": url, "etag": etag, "last_modified": last_modified, "body": body}
+        self.entries[url] = HttpCacheRow(url=url, etag=etag, last_modified=last_modified, body=body)
 
 
 @dataclass
@@ -98,14 +115,13 @@ class RegistryHttp:
         """
         cached = self.cache.http_cache_get(url)
         if immutable and cached is not None:
-            self.stats.cache_hits += 1
             return Fetched(body=cached["body"], not_modified=True, url=url)
         request_headers = dict(headers or {})
         if cached is not None:
-            if cached.get("etag"):
-                request_headers["If-None-Match"] = cached["etag"]
-            if cached.get("last_modified"):
-                request_headers["If-Modified-Since"] = cached["last_modified"]
+            if etag := cached.get("etag"):
+                request_headers["If-None-Match"] = etag
+            if last_modified := cached.get("last_modified"):
+                request_headers["If-Modified-Since"] = last_modified
         response = await self._get_with_retries(url, request_headers)
         if response.status_code == 304 and cached is not None:
             self.stats.not_modified += 1

@@ -10,11 +10,14 @@ from datetime import datetime
 
 from pydantic import Field
 
+from watcher import schemes
 from watcher.config import SdkSource
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
-from watcher.sources.base import RegistryHttp, Release
+from watcher.sources.base import RegistryHttp, RegistryInfo, Release
 
-REGISTRY = "crates"
+REGISTRY = RegistryInfo(
+    name="crates", scheme=schemes.SEMVER, project_page="https://crates.io/crates/{package}/{version}"
+)
 
 
 def default_base() -> str:

@@ -14,11 +14,14 @@ import os
 from collections.abc import Mapping
 from datetime import datetime
 
+from watcher import schemes
 from watcher.config import SdkSource
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
-from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
 
-REGISTRY = "github"
+REGISTRY = RegistryInfo(
+    name="github", scheme=schemes.GITHUB_TAG, project_page="https://github.com/{package}/releases/tag/{version}"
+)
 PER_PAGE = 100
 MAX_PAGES = 10
 TOKEN_ENV = "GITHUB_TOKEN"

@@ -18,12 +18,12 @@ from datetime import datetime
 
 from pydantic import Field
 
-from watcher import versions
+from watcher import schemes
 from watcher.config import SdkSource
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root, with_user_agent
-from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
 
-REGISTRY = "goproxy"
+REGISTRY = RegistryInfo(name="goproxy", scheme=schemes.GO_MODULE, project_page="https://pkg.go.dev/{package}@{version}")
 
 
 def default_base() -> str:
@@ -47,8 +47,8 @@ class Retraction:
     rationale: str | None
 
     def covers(self, version: str) -> bool:
-        key = versions.sort_key(REGISTRY, version)
-        return versions.sort_key(REGISTRY, self.low) <= key <= versions.sort_key(REGISTRY, self.high)
+        key = REGISTRY.scheme.sort_key(version)
+        return REGISTRY.scheme.sort_key(self.low) <= key <= REGISTRY.scheme.sort_key(self.high)
 
 
 async def fetch(http: RegistryHttp, source: SdkSource) -> list[Release]:
@@ -88,8 +88,8 @@ def _parse_list(text: str, url: str) -> list[str]:
 
 def latest(listed: list[str]) -> str:
     """The version whose go.mod holds the module's retractions: highest release, else highest pre-release."""
-    releases = [v for v in listed if not versions.is_prerelease(REGISTRY, v)]
-    return max(releases or listed, key=lambda v: versions.sort_key(REGISTRY, v))
+    releases = [v for v in listed if not REGISTRY.scheme.is_prerelease(v)]
+    return max(releases or listed, key=lambda v: REGISTRY.scheme.sort_key(v))
 
 
 async def _retractions(http: RegistryHttp, module_url: str, listed: list[str]) -> list[Retraction]:

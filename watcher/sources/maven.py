@@ -12,11 +12,16 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
+from watcher import schemes
 from watcher.config import SdkSource
 from watcher.sources._parse import get, ordered, release, root
-from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
 
-REGISTRY = "maven"
+REGISTRY = RegistryInfo(
+    name="maven",
+    scheme=schemes.MAVEN,
+    project_page="https://central.sonatype.com/artifact/{group}/{artifact}/{version}",
+)
 
 
 def default_base() -> str:

@@ -16,11 +16,14 @@ from datetime import datetime
 
 from pydantic import Field
 
+from watcher import schemes
 from watcher.config import SdkSource
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
-from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
 
-REGISTRY = "nuget"
+REGISTRY = RegistryInfo(
+    name="nuget", scheme=schemes.NUGET, project_page="https://www.nuget.org/packages/{package}/{version}"
+)
 HIVE = "registration5-gz-semver2"
 
 

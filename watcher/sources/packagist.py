@@ -11,11 +11,14 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from watcher import schemes
 from watcher.config import SdkSource
 from watcher.sources._parse import Model, get, ordered, release, root, validate
-from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
 
-REGISTRY = "packagist"
+REGISTRY = RegistryInfo(
+    name="packagist", scheme=schemes.COMPOSER, project_page="https://packagist.org/packages/{package}#{version}"
+)
 UNSET = "__unset"
 
 

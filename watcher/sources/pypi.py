@@ -23,11 +23,13 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import ValidationError
 
+from watcher import schemes
 from watcher.config import SdkSource
 from watcher.sources._parse import describe, get, ordered, release, root
-from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
 
-REGISTRY = "pypi"
+# No project page: its host is not written into this project (it comes from configuration).
+REGISTRY = RegistryInfo(name="pypi", scheme=schemes.PEP440, project_page=None)
 
 
 def default_base() -> str:

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from watcher import schemes
 from watcher.config import SdkSource
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
-from watcher.sources.base import RegistryHttp, Release
+from watcher.sources.base import RegistryHttp, RegistryInfo, Release
 
-REGISTRY = "rubygems"
+REGISTRY = RegistryInfo(
+    name="rubygems", scheme=schemes.RUBYGEMS, project_page="https://rubygems.org/gems/{package}/versions/{version}"
+)
 
 
 def default_base() -> str:

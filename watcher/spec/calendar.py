@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from watcher.config import Calendar as CalendarSettings
 from watcher.config import ConfigError
@@ -102,9 +102,13 @@ class ReleaseCalendar:
         for planned, target in self.moved.items():
             if target == "skip" or not first_year <= int(planned[:4]) <= last_year:
                 continue
-            day = _target_date(target, self.weekday)
-            assert day is not None  # validated in from_settings
-            add(ReleaseSlot(day, actual=False, note=f"release planned for {planned} moved to {_month_name(day)}"))
+            moved_to = _target_date(target, self.weekday)
+            assert moved_to is not None  # validated in from_settings
+            add(
+                ReleaseSlot(
+                    moved_to, actual=False, note=f"release planned for {planned} moved to {_month_name(moved_to)}"
+                )
+            )
         return sorted(slots.values(), key=lambda s: s.date)
 
 
@@ -132,12 +136,12 @@ def release_slots(
             ReleaseSlot(revision.released, actual=True, revision=revision.revision, note=_released_note(revision))
         )
     pending_rcs = {r.revision: r for r in releases if r.prerelease and r.revision not in released_revisions}
-    for revision, rc in sorted(pending_rcs.items()):
-        day = date.fromisoformat(revision)
+    for rc_revision, rc in sorted(pending_rcs.items()):
+        day = date.fromisoformat(rc_revision)
         if today and day < today - timedelta(days=LATE_DAYS):
             continue  # the RC's date passed long ago without a release: it tells us nothing any more
         _take_nearest(planned, taken, day)
-        result.append(ReleaseSlot(day, actual=False, revision=revision, note=f"planned date of RC {rc.tag}"))
+        result.append(ReleaseSlot(day, actual=False, revision=rc_revision, note=f"planned date of RC {rc.tag}"))
     for index, slot in enumerate(planned):
         if index in taken or (today and slot.date < today - timedelta(days=LATE_DAYS)):
             continue
@@ -187,10 +191,6 @@ def add_months(day: date, months: int) -> date:
     index = day.year * 12 + day.month - 1 + months
     year, month = divmod(index, 12)
     return date(year, month + 1, min(day.day, _stdlib_calendar.monthrange(year, month + 1)[1]))
-
-
-def slot_json(slot: ReleaseSlot) -> dict[str, Any]:
-    return {"date": slot.date.isoformat(), "actual": slot.actual, "revision": slot.revision, "note": slot.note}
 
 
 # --- helpers ---------------------------------------------------------------------------------------------

@@ -20,10 +20,11 @@ from typing import Any
 
 import httpx
 
-from watcher.cli_args import iso_date
-from watcher.config import ConfigError, load_config
-from watcher.spec.watch import SpecFetch, compute, fetch_spec, today_utc
+from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
+from watcher.config import WatcherConfig
+from watcher.spec.watch import SpecFetch, compute, fetch_spec
 from watcher.store import Store
+from watcher.timefmt import today_utc
 
 COLUMNS = (
     ("feature", "Feature", 34),
@@ -36,7 +37,7 @@ COLUMNS = (
 )
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "deprecations",
         help="registry rows with computed earliest removal and countdown",
@@ -49,20 +50,12 @@ def register(subparsers: Any) -> None:
     parser.set_defaults(handler=run_deprecations)
 
 
+@config_error_exits_2("deprecations")
 def run_deprecations(args: argparse.Namespace) -> int:
-    try:
-        loaded = load_config(getattr(args, "config", None))
-    except ConfigError as exc:
-        print(f"mcp-watcher deprecations: {exc}", file=sys.stderr)
-        return 2
-    config = loaded.config
     today = args.today or today_utc()
-    store = Store(loaded.resolve(config.state))
-    try:
-        fetch = asyncio.run(_fetch(config, store, offline=args.offline))
-        rows = compute(config, fetch, today)
-    finally:
-        store.close()
+    with config_and_state(args) as (loaded, store):
+        fetch = asyncio.run(_fetch(loaded.config, store, offline=args.offline))
+        rows = compute(loaded.config, fetch, today)
     for note in _notes(fetch):
         print(f"note: {note}", file=sys.stderr)
     if fetch.registry is None:
@@ -78,7 +71,7 @@ def run_deprecations(args: argparse.Namespace) -> int:
     return 1 if unresolved else 0
 
 
-async def _fetch(config: Any, store: Store, offline: bool) -> SpecFetch:
+async def _fetch(config: WatcherConfig, store: Store, offline: bool) -> SpecFetch:
     if offline:
         return await fetch_spec(config, store, None)
     headers = {"User-Agent": config.http_client.user_agent}

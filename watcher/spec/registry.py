@@ -19,6 +19,8 @@ from typing import Any, Literal
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from watcher.errors import RegistryFormatError as RegistryFormatError
+
 State = Literal["deprecated", "removed"]
 
 # Header name (normalised: lower case, single spaces) → field of RegistryRow.
@@ -44,17 +46,6 @@ TITLES = {
     "earliest removal": "Earliest removal",
 }
 SECTIONS: dict[str, State] = {"deprecated": "deprecated", "removed": "removed"}
-
-
-class RegistryFormatError(Exception):
-    """The registry page no longer has the shape we read. The message starts "cannot read the registry: "."""
-
-    def __init__(self, source: str, line: int | None, problem: str) -> None:
-        where = f"{source}:{line}" if line else source
-        super().__init__(f"cannot read the registry: {where}: {problem}")
-        self.source = source
-        self.line = line
-        self.problem = problem
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from markdown_it.token import Token
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from watcher.config import ConfigError, SpecSettings
+from watcher.errors import SepLookupError as SepLookupError
 from watcher.sources.base import RegistryHttp, SourceError
 from watcher.spec.registry import children_text
 from watcher.spec.revisions import github_headers
@@ -25,10 +26,6 @@ from watcher.spec.revisions import github_headers
 SEP_DIR = "seps"
 KV_KEY = "spec.sep_final"
 _MD = MarkdownIt("commonmark")
-
-
-class SepLookupError(Exception):
-    pass
 
 
 class _Entry(BaseModel):

@@ -26,7 +26,6 @@ from typing import Any
 
 import httpx
 
-from watcher import clock
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.notify import keys
 from watcher.sources.base import FetchStats, RegistryHttp, SourceError
@@ -36,7 +35,8 @@ from watcher.spec.notices import Change, render_change, render_operator
 from watcher.spec.registry import Registry, RegistryFormatError, parse_registry
 from watcher.spec.removal import compute_deprecations, needed_seps
 from watcher.spec.revisions import SpecRevision, current_revision, fetch_revisions, new_revisions
-from watcher.store import Notice, Store, iso, utcnow
+from watcher.store import Notice, Store
+from watcher.timefmt import iso, today_utc, utcnow
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +61,6 @@ class SpecFetch:
     sep_final: dict[int, date] = field(default_factory=dict)
     sep_errors: dict[int, str] = field(default_factory=dict)
     stats: FetchStats = field(default_factory=FetchStats)
-
-
-def today_utc() -> date:
-    return clock.today()
 
 
 async def fetch_spec(config: WatcherConfig, store: Store, client: httpx.AsyncClient | None) -> SpecFetch:

@@ -22,10 +22,11 @@ from typing import Any
 
 import yaml
 
-from watcher import clock
-from watcher.config import ConfigError, LoadedConfig, load_config
+from watcher.config import LoadedConfig, load_config
+from watcher.errors import ConfigError, SuiteError, WatcherError
 from watcher.suites import conformance
 from watcher.suites.runner import _Run
+from watcher.timefmt import today_utc
 
 HEADER = """\
 # Expected conformance failures of {server} on {package} {version}, for {suite}.
@@ -66,7 +67,7 @@ def write_expected_failures(
         package=package,
         version=version,
         suite=suite,
-        date=clock.now().date().isoformat(),
+        date=today_utc().isoformat(),
         sets=sets,
     )
     body = yaml.safe_dump({"server": entries}, default_flow_style=False, sort_keys=False, width=200)
@@ -81,12 +82,12 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
     run.run_dir.mkdir(parents=True, exist_ok=True)
     env = run.install(version)
     if not env.ok:
-        raise RuntimeError(f"install of {run.sdk_package} {version} failed: {env.error}\n{env.evidence}")
+        raise SuiteError(f"install of {run.sdk_package} {version} failed: {env.error}\n{env.evidence}")
     written: list[Path] = []
     with run.start_server(env, run.run_dir) as process:
         started = process.start(server.timeouts.start)
         if not started.ok:
-            raise RuntimeError(f"the server did not start: {started.error}\n{started.evidence}")
+            raise SuiteError(f"the server did not start: {started.error}\n{started.evidence}")
         if only in (None, "failures"):
             written += _expected_failures(loaded, run, process.url, version)
         if only in (None, "snapshot"):
@@ -122,7 +123,7 @@ def _expected_failures(loaded: LoadedConfig, run: _Run, url: str | None, version
             secret_names=run.secret_names,
         )
         if result.get("error"):
-            raise RuntimeError(f"conformance {revision}: {result['error']}\n{result.get('evidence', '')}")
+            raise SuiteError(f"conformance {revision}: {result['error']}\n{result.get('evidence', '')}")
         runs[revision] = (
             conformance.load_requirement_set(tool, revision),
             conformance.collect_checks(out_dir / "results"),
@@ -143,7 +144,7 @@ def _expected_failures(loaded: LoadedConfig, run: _Run, url: str | None, version
     )
     clashes = conflicts(entries, runs)
     if clashes:
-        raise RuntimeError(
+        raise SuiteError(
             "one expected-failures file cannot serve every requirement set; put '{requirements}' in the "
             "expected_failures path for one file per set:\n  " + "\n  ".join(clashes)
         )
@@ -161,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         loaded = load_config(args.config)
         written = generate(loaded, args.server, args.sdk_version, args.only)
-    except (ConfigError, RuntimeError, conformance.ConformanceError) as exc:
+    except WatcherError as exc:  # configuration, install, start or suite problems, phrased for the reader
         print(f"baseline: {exc}", file=sys.stderr)
         return 2
     for path in written:

@@ -7,14 +7,14 @@ import json
 import sys
 import threading
 
-from watcher.config import ConfigError, load_config
+from watcher.cli_support import Subparsers, config_error_exits_2, loaded_config
 from watcher.suites.notices import render
 from watcher.suites.runner import run_check
 
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
 
 
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "check",
         help="run a server's conformance and contract suites against one SDK version",
@@ -27,13 +27,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=check_command)
 
 
+@config_error_exits_2("check")
 def check_command(args: argparse.Namespace) -> int:
-    try:
-        loaded = load_config(getattr(args, "config", None))
-        loaded.config.server(args.server)
-    except ConfigError as exc:
-        print(f"mcp-watcher check: {exc}", file=sys.stderr)
-        return 2
+    loaded = loaded_config(args)
+    loaded.config.server(args.server)
     cancel = threading.Event()
     try:
         report = run_check(loaded, args.server, args.sdk_version, cancel=cancel)

@@ -26,6 +26,7 @@ from typing import Any
 
 import yaml
 
+from watcher.errors import ConformanceError as ConformanceError
 from watcher.suites import toolchain
 from watcher.suites.env import locked
 from watcher.suites.process import run_command, scrubbed_env, tail
@@ -34,14 +35,6 @@ FAILING = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
 _RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)$")
 REQUIREMENTS_PLACEHOLDER = "{requirements}"
-
-
-class ConformanceError(Exception):
-    """The suite could not be installed or its inputs are unusable; `evidence` holds output lines."""
-
-    def __init__(self, message: str, evidence: str = "") -> None:
-        super().__init__(message)
-        self.evidence = evidence
 
 
 # --- installing the pinned suite --------------------------------------------------------------------
@@ -169,8 +162,8 @@ def load_baseline(path: Path | None) -> Baseline:
         root = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConformanceError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+        place = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConformanceError(f"{place}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     if root is None:
         return Baseline(path)
     if not isinstance(root, yaml.MappingNode):

@@ -25,8 +25,9 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from watcher.errors import ToolMissing
 from watcher.suites import toolchain
-from watcher.suites.process import CommandResult, run_command, scrubbed_env
+from watcher.suites.process import run_command, scrubbed_env
 
 ENV_FORMAT = 1
 """Bump when the layout of an environment changes: old caches are then rebuilt."""
@@ -172,9 +173,10 @@ def prepare_env(
         shutil.rmtree(env_dir, ignore_errors=True)
         env_dir.mkdir(parents=True)
         build = _build_python if language == "python" else _build_typescript
+        context = BuildContext(env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel, result)
         try:
-            build(result, env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel)
-        except toolchain.ToolMissing as exc:
+            build(context)
+        except ToolMissing as exc:
             result.ok, result.error = False, str(exc)
         result.seconds = time.monotonic() - started
         if result.ok:
@@ -202,36 +204,73 @@ def prepare_env(
         return result
 
 
-def _fail(result: EnvResult, step: str, run: CommandResult) -> None:
-    result.ok = False
-    result.error = f"{step} failed ({run.describe()})"
-    result.evidence = run.tail
+@dataclass
+class BuildContext:
+    """What both builders share: the folder to build in, the SDK to pin, the time allowed, the child's
+    scrubbed environment, the install log and the result being filled in."""
+
+    env_dir: Path
+    project: Path
+    """The server's own folder; the builders work on a copy of it (`src`)."""
+    sdk_package: str
+    sdk_version: str
+    timeout: float
+    secret_names: set[str]
+    cancel: threading.Event | None
+    result: EnvResult
+    deadline: float = 0.0
+
+    @property
+    def src(self) -> Path:
+        return self.env_dir / "project"
+
+    @property
+    def log(self) -> Path:
+        return self.env_dir / "install.log"
+
+    def start(self, installer: str, bin_dirs: list[Path]) -> None:
+        """Copy the project, fill in where things are, and start the clock."""
+        _copy_project(self.project, self.src)
+        self.result.log = str(self.log)
+        self.result.project_dir = str(self.src)
+        self.result.bin_dirs = [str(folder) for folder in bin_dirs]
+        self.result.installer = installer
+        self.deadline = time.monotonic() + self.timeout
+
+    def child_env(self, path_prepend: list[Path] | None = None) -> dict[str, str]:
+        """An installer's environment: no secrets, temporary files inside the environment's folder."""
+        return scrubbed_env(
+            secret_names=self.secret_names, installer=True, tmpdir=self.env_dir, path_prepend=path_prepend or ()
+        ).env
+
+    def run(self, step: str, command: list[str], *, cwd: Path, env: dict[str, str], shown: str | None = None) -> bool:
+        """Run one installer step within what is left of the time, logging it; a failure is put in the result."""
+        remaining = self.deadline - time.monotonic()
+        if remaining <= 0:
+            self.fail(f"install timed out after {self.timeout:.0f} s")
+            return False
+        with open(self.log, "a", encoding="utf-8") as handle:
+            handle.write(f"$ {shown or ' '.join(command)}\n")
+        run = run_command(command, cwd=cwd, env=env, timeout=remaining, log_path=self.log, cancel=self.cancel)
+        if not run.ok:
+            self.fail(f"{step} failed ({run.describe()})", run.tail)
+        return run.ok
+
+    def fail(self, error: str, evidence: str = "") -> None:
+        self.result.ok, self.result.error = False, error
+        if evidence:
+            self.result.evidence = evidence
 
 
-def _build_python(
-    result: EnvResult,
-    env_dir: Path,
-    project: Path,
-    sdk_package: str,
-    sdk_version: str,
-    timeout: float,
-    secret_names: set[str],
-    cancel: threading.Event | None,
-) -> None:
-    src = env_dir / "project"
-    _copy_project(project, src)
-    venv = env_dir / "venv"
-    log = env_dir / "install.log"
-    result.log = str(log)
-    result.project_dir = str(src)
-    result.bin_dirs = [str(venv / "bin")]
-    deadline = time.monotonic() + timeout
-    child = scrubbed_env(secret_names=secret_names, installer=True, tmpdir=env_dir).env
-    pin = f"{sdk_package}=={sdk_version}"
+def _build_python(ctx: BuildContext) -> None:
+    venv = ctx.env_dir / "venv"
     uv = toolchain.uv()
+    ctx.start("uv" if uv else "pip", [venv / "bin"])
+    child = ctx.child_env()
+    pin = f"{ctx.sdk_package}=={ctx.sdk_version}"
+    python = str(venv / "bin" / "python")
     if uv:
-        result.installer = "uv"
-        overrides = env_dir / "overrides.txt"
+        overrides = ctx.env_dir / "overrides.txt"
         # An override, not a constraint: the project may pin the SDK it ships on today.
         overrides.write_text(pin + "\n", encoding="utf-8")
         child["UV_PYTHON_DOWNLOADS"] = "never"
@@ -239,42 +278,25 @@ def _build_python(
             ("uv venv", [uv, "venv", "--quiet", "--python", toolchain.python(), str(venv)]),
             (
                 "uv pip install",
-                [
-                    uv,
-                    "pip",
-                    "install",
-                    "--python",
-                    str(venv / "bin" / "python"),
-                    "--override",
-                    str(overrides),
-                    str(src),
-                    pin,
-                ],
+                [uv, "pip", "install", "--python", python, "--override", str(overrides), str(ctx.src), pin],
             ),
         ]
     else:
-        result.installer = "pip"
-        py = str(venv / "bin" / "python")
         # pip has no overrides: install the project's other dependencies with the SDK pinned,
         # then the project itself without dependencies.
-        wanted = [*_other_requirements(src, sdk_package), pin]
+        wanted = [*_other_requirements(ctx.src, ctx.sdk_package), pin]
         steps = [
             ("python -m venv", [toolchain.python(), "-m", "venv", str(venv)]),
-            ("pip install dependencies", [py, "-m", "pip", "install", "--disable-pip-version-check", *wanted]),
-            ("pip install project", [py, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", str(src)]),
+            ("pip install dependencies", [python, "-m", "pip", "install", "--disable-pip-version-check", *wanted]),
+            (
+                "pip install project",
+                [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", str(ctx.src)],
+            ),
         ]
     for step, command in steps:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            result.ok, result.error = False, f"install timed out after {timeout:.0f} s"
+        if not ctx.run(step, command, cwd=ctx.env_dir, env=child):
             return
-        with open(log, "a", encoding="utf-8") as handle:
-            handle.write(f"$ {' '.join(command)}\n")
-        run = run_command(command, cwd=env_dir, env=child, timeout=remaining, log_path=log, cancel=cancel)
-        if not run.ok:
-            _fail(result, step, run)
-            return
-    result.ok = True
+    ctx.result.ok = True
 
 
 def _other_requirements(project: Path, sdk_package: str) -> list[str]:
@@ -294,51 +316,31 @@ def _other_requirements(project: Path, sdk_package: str) -> list[str]:
     return kept
 
 
-def _build_typescript(
-    result: EnvResult,
-    env_dir: Path,
-    project: Path,
-    sdk_package: str,
-    sdk_version: str,
-    timeout: float,
-    secret_names: set[str],
-    cancel: threading.Event | None,
-) -> None:
-    src = env_dir / "project"
-    _copy_project(project, src)
-    log = env_dir / "install.log"
-    result.log = str(log)
-    result.project_dir = str(src)
-    result.bin_dirs = [str(src / "node_modules" / ".bin"), str(toolchain.node_bin_dir())]
-    result.installer = "npm"
+def _build_typescript(ctx: BuildContext) -> None:
+    src, package, version = ctx.src, ctx.sdk_package, ctx.sdk_version
+    ctx.start("npm", [src / "node_modules" / ".bin", toolchain.node_bin_dir()])
     manifest_path = src / "package.json"
     try:
         manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        result.ok, result.error = False, f"{project / 'package.json'}: cannot read the package manifest: {exc}"
+        ctx.fail(f"{ctx.project / 'package.json'}: cannot read the package manifest: {exc}")
         return
     # Pin exactly: the SDK under test replaces whatever range the project declares.
     for section in ("devDependencies", "peerDependencies", "optionalDependencies"):
-        if sdk_package in manifest.get(section, {}):
-            del manifest[section][sdk_package]
-    manifest.setdefault("dependencies", {})[sdk_package] = sdk_version
+        if package in manifest.get(section, {}):
+            del manifest[section][package]
+    manifest.setdefault("dependencies", {})[package] = version
     manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-    child = scrubbed_env(
-        secret_names=secret_names, installer=True, tmpdir=env_dir, path_prepend=[toolchain.node_bin_dir()]
-    ).env
     command = [*toolchain.npm_command(), "install", "--no-audit", "--no-fund", "--no-update-notifier"]
-    with open(log, "a", encoding="utf-8") as handle:
-        handle.write(f"$ npm install ({sdk_package}@{sdk_version})\n")
-    run = run_command(command, cwd=src, env=child, timeout=timeout, log_path=log, cancel=cancel)
-    if not run.ok:
-        _fail(result, "npm install", run)
+    child = ctx.child_env(path_prepend=[toolchain.node_bin_dir()])
+    if not ctx.run("npm install", command, cwd=src, env=child, shown=f"npm install ({package}@{version})"):
         return
-    installed = src / "node_modules" / sdk_package / "package.json"
+    installed = src / "node_modules" / package / "package.json"
     try:
         got = json.loads(installed.read_text(encoding="utf-8")).get("version")
     except (OSError, ValueError):
         got = None
-    if got != sdk_version:
-        result.ok, result.error = False, f"npm installed {sdk_package} {got!r}, not {sdk_version!r}"
+    if got != version:
+        ctx.fail(f"npm installed {package} {got!r}, not {version!r}")
         return
-    result.ok = True
+    ctx.result.ok = True

@@ -19,32 +19,19 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from watcher import clock
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
+from watcher.contract.diff import diff_snapshots
+from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
+from watcher.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
 from watcher.suites import conformance, deprecations, toolchain
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
 from watcher.suites.server_env import ServerEnvError, granted_env
+from watcher.timefmt import iso, utcnow
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 _RANK = {PASS: 0, FAIL: 1, ERROR: 2}
 REPORT_FILE = "report.json"
-
-
-class Cancelled(Exception):
-    pass
-
-
-def contract_api() -> dict[str, Any]:
-    """The contract package's snapshot and diff functions (imported late: the suites work without it)."""
-    from watcher.contract.diff import diff_snapshots
-    from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
-
-    return {
-        "SnapshotTarget": SnapshotTarget,
-        "take_snapshot_sync": take_snapshot_sync,
-        "diff_snapshots": diff_snapshots,
-    }
 
 
 def sdk_package_of(config: WatcherConfig, server: Server) -> str:
@@ -58,7 +45,7 @@ def _safe(name: str) -> str:
 
 
 def new_run_id(sdk_version: str) -> str:
-    stamp = clock.now().strftime("%Y%m%dT%H%M%SZ")
+    stamp = utcnow().strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-{_safe(sdk_version)}-{secrets.token_hex(2)}"
 
 
@@ -114,7 +101,7 @@ class _Run:
             "transport": server.transport,
             "run_id": self.run_id,
             "run_dir": str(self.run_dir),
-            "started_at": clock.now().isoformat(timespec="seconds").replace("+00:00", "Z"),
+            "started_at": iso(utcnow()),
             "verdict": None,
             "reasons": [],
             "install": None,
@@ -171,11 +158,10 @@ class _Run:
             port=port,
         )
 
-    def snapshot_target(self, server: ServerProcess, env: EnvResult) -> Any:
-        snapshot_target = contract_api()["SnapshotTarget"]
+    def snapshot_target(self, server: ServerProcess, env: EnvResult) -> SnapshotTarget:
         if server.url:
-            return snapshot_target(url=server.url)
-        return snapshot_target(
+            return SnapshotTarget(url=server.url)
+        return SnapshotTarget(
             command=resolve_command(self.server.start, env, None),
             env=server.child_env.env,
             cwd=env.project_dir,
@@ -185,13 +171,13 @@ class _Run:
     def take_snapshot(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> dict[str, Any]:
         """Snapshot both eras; raises when no era could be read (an era the server refuses is fine)."""
         out_dir.mkdir(parents=True, exist_ok=True)
-        summary = contract_api()["take_snapshot_sync"](
+        summary = take_snapshot_sync(
             self.snapshot_target(server, env), out_dir, era="both", timeout=self.server.timeouts.snapshot
         )
         eras = (summary or {}).get("eras") or {}
         failed = {era: info.get("status") for era, info in eras.items() if str(info.get("status")).startswith("error")}
         if eras and len(failed) == len(eras):
-            raise RuntimeError("; ".join(f"{era}: {status}" for era, status in failed.items()))
+            raise SuiteError("; ".join(f"{era}: {status}" for era, status in failed.items()))
         return summary
 
     def run(self) -> None:
@@ -248,7 +234,7 @@ class _Run:
                 secret_names=self.secret_names,
                 cancel=self.cancel,
             )
-        except (conformance.ConformanceError, toolchain.ToolMissing) as exc:
+        except (ConformanceError, ToolMissing) as exc:
             self.check_cancel()
             evidence = getattr(exc, "evidence", "")
             self.report["conformance"] = [
@@ -309,7 +295,6 @@ class _Run:
         return True
 
     def run_contract(self, candidate: Path) -> None:
-        diff_snapshots = contract_api()["diff_snapshots"]
         try:
             baseline, label = self.baseline_snapshot(candidate)
         except Cancelled:
@@ -354,13 +339,13 @@ class _Run:
         else:
             env = self.install(version)
             if not env.ok:
-                raise RuntimeError(f"{self.sdk_package} {version} would not install: {env.error}\n{env.evidence}")
+                raise SuiteError(f"{self.sdk_package} {version} would not install: {env.error}\n{env.evidence}")
             logs = self.run_dir / "baseline"
             with self.start_server(env, logs) as server:
                 started: StartResult = server.start(self.server.timeouts.start, self.cancel)
                 self.check_cancel()
                 if not started.ok:
-                    raise RuntimeError(f"the server did not start under {version}: {started.error}\n{started.evidence}")
+                    raise SuiteError(f"the server did not start under {version}: {started.error}\n{started.evidence}")
                 self.take_snapshot(server, env, cache)
         (cache / "complete").write_text(version, encoding="utf-8")
 

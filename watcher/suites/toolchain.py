@@ -12,11 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from watcher.errors import ToolMissing as ToolMissing
+
 MIN_NODE_MAJOR = 22  # the conformance suite's 0.2.0 line needs fs.globSync
-
-
-class ToolMissing(RuntimeError):
-    pass
 
 
 def node_root() -> Path:

@@ -16,6 +16,7 @@ from typing import Any
 from watcher.config import ConfigError, LoadedConfig
 from watcher.notify import keys
 from watcher.store import Store
+from watcher.store_schema import RunRow
 from watcher.suites.notices import result_notice
 from watcher.suites.runner import ERROR, run_check
 
@@ -59,7 +60,7 @@ def queue_after_poll(
     return queued
 
 
-def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: threading.Event | None) -> dict[str, Any]:
+def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:
     started = time.monotonic()
     try:
         report = run_check(loaded, run["server"], run["sdk_version"], cancel=stop)

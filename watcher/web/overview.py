@@ -12,7 +12,6 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from watcher.config import Server
-from watcher.poller import last_polls
 from watcher.store import iso, parse_iso
 from watcher.versions import sort_key
 from watcher.web.context import WebContext, age
@@ -206,7 +205,7 @@ def collect_overview(ctx: WebContext) -> Overview:
 
 
 def _sources(ctx: WebContext, versions_by_sdk: dict[str, list[dict[str, Any]]], now: datetime) -> list[SourceStatus]:
-    polls = {p["source"]: p for p in last_polls(ctx.store)}
+    polls = {p["source"]: p for p in ctx.store.last_polls()}
     sources = []
     for sdk in ctx.loaded.config.sdks:
         poll = polls.get(sdk.name)

@@ -1,0 +1,96 @@
+"""Every error mcp-watcher raises on purpose, as one tree.
+
+    WatcherError                  a problem the watcher reports in words, never as a traceback
+    ├── ConfigError               the YAML, a secret file or a command-line value is wrong (names file, line, key)
+    ├── StateError
+    │   └── SchemaTooNew          the state file was written by a newer mcp-watcher
+    ├── SourceError               a registry is down, timed out or answered something unreadable
+    ├── SpecError
+    │   ├── RegistryFormatError   the deprecated-features page no longer has the shape we read
+    │   └── SepLookupError        a SEP's final date could not be looked up
+    ├── SuiteError                a step of a suite run could not be carried out (install, start, baseline)
+    │   ├── ConformanceError      the conformance suite would not install or its inputs are unusable
+    │   ├── ToolMissing           Node or npm is not available
+    │   └── Cancelled             the run was cancelled (the service is stopping)
+    ├── ContractError
+    │   └── SnapshotError         a snapshot folder is missing or malformed (watcher.contract.diff)
+    ├── UsageError                bad command-line input (watcher.contract.commands)
+    ├── DeliveryError             Slack or a webhook refused a message or could not be reached
+    │                             (watcher.notify.delivery)
+    └── PollFailed                every source of a scheduled poll failed (the job is retried)
+
+The classes are defined here, except the three whose modules are named above; each is also importable
+from the module that raises it (e.g. `watcher.config.ConfigError`). Catch `WatcherError` to report
+any of them. Private signals that never leave their module (`config._RefError` and
+`versions._Unparseable`, which pydantic and the version parsers need as ValueError, and the
+snapshot's `_ListChanged` / `_EraFailure`) are not part of the tree.
+"""
+
+from __future__ import annotations
+
+
+class WatcherError(Exception):
+    """Base class of every error mcp-watcher raises on purpose."""
+
+
+class ConfigError(WatcherError):
+    """A configuration problem, already phrased for the person who edits the file."""
+
+
+class StateError(WatcherError):
+    """The state database cannot be used."""
+
+
+class SchemaTooNew(StateError):
+    """The state file's schema is newer than this mcp-watcher knows."""
+
+
+class SourceError(WatcherError):
+    """The registry could not be read: down, timed out, or answered something we cannot parse."""
+
+
+class SpecError(WatcherError):
+    """The specification's own pages could not be read."""
+
+
+class RegistryFormatError(SpecError):
+    """The registry page no longer has the shape we read. The message starts "cannot read the registry: "."""
+
+    def __init__(self, source: str, line: int | None, problem: str) -> None:
+        where = f"{source}:{line}" if line else source
+        super().__init__(f"cannot read the registry: {where}: {problem}")
+        self.source = source
+        self.line = line
+        self.problem = problem
+
+
+class SepLookupError(SpecError):
+    """A SEP's final date could not be looked up."""
+
+
+class SuiteError(WatcherError):
+    """A step of a suite run the watcher could not carry out; the message says which and why."""
+
+
+class ConformanceError(SuiteError):
+    """The suite could not be installed or its inputs are unusable; `evidence` holds output lines."""
+
+    def __init__(self, message: str, evidence: str = "") -> None:
+        super().__init__(message)
+        self.evidence = evidence
+
+
+class ToolMissing(SuiteError):
+    """A tool the suites need (Node, npm) is not available."""
+
+
+class Cancelled(SuiteError):
+    """The run was cancelled half-way (the service is stopping)."""
+
+
+class ContractError(WatcherError):
+    """A contract snapshot or diff could not be made."""
+
+
+class PollFailed(WatcherError):
+    """Every source of a scheduled poll failed: the job counts as failed and runs again next time."""

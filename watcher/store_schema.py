@@ -1,0 +1,206 @@
+"""The state database's shape: its migrations and the typed rows and figures `Store` returns."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypedDict
+
+import sqlite_utils
+
+# --- migrations: append only; each runs once, in order, inside one transaction --------------------
+
+
+def _m1_initial(db: sqlite_utils.Database) -> None:
+    db.table("versions").create(
+        {
+            "sdk": str,
+            "registry": str,
+            "package": str,
+            "version": str,
+            "prerelease": int,
+            "yanked": int,
+            "published": str,
+            "first_seen": str,
+            "baseline": int,
+        },
+        pk=("sdk", "package", "version"),
+    )
+    db.table("polls").create(
+        {
+            "id": int,
+            "source": str,
+            "kind": str,
+            "started": str,
+            "finished": str,
+            "ok": int,
+            "error": str,
+            "requests": int,
+            "bytes": int,
+            "not_modified": int,
+            "new": int,
+        },
+        pk="id",
+    )
+    db.table("polls").create_index(["source", "id"])
+    db.table("http_cache").create(
+        {"url": str, "etag": str, "last_modified": str, "body": bytes, "fetched": str}, pk="url"
+    )
+    db.table("events").create({"id": int, "key": str, "kind": str, "payload": str, "created": str}, pk="id")
+    db.table("events").create_index(["key"], unique=True)
+    db.table("outbox").create(
+        {
+            "id": int,
+            "key": str,
+            "team": str,
+            "channel": str,
+            "kind": str,
+            "text": str,
+            "blocks": str,
+            "thread_of": str,
+            "status": str,
+            "attempts": int,
+            "last_error": str,
+            "created": str,
+            "updated": str,
+            "sent_at": str,
+            "slack_channel": str,
+            "slack_ts": str,
+            "files": str,
+        },
+        pk="id",
+    )
+    db.table("outbox").create_index(["key"], unique=True)
+    db.table("outbox").create_index(["status", "id"])
+    db.table("kv").create({"key": str, "value": str, "updated": str}, pk="key")
+    db.table("runs").create(
+        {
+            "id": int,
+            "key": str,
+            "server": str,
+            "sdk": str,
+            "sdk_version": str,
+            "trigger": str,
+            "status": str,
+            "verdict": str,
+            "report": str,
+            "queued": str,
+            "started": str,
+            "finished": str,
+            "seconds": float,
+        },
+        pk="id",
+    )
+    db.table("runs").create_index(["key"], unique=True)
+    db.table("runs").create_index(["status", "id"])
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+# --- rows: one TypedDict per table, as `Store` returns them (JSON columns decoded) ---------------------
+
+
+class VersionRow(TypedDict):
+    sdk: str
+    registry: str
+    package: str
+    version: str
+    prerelease: int
+    yanked: int
+    published: str | None
+    first_seen: str
+    baseline: int
+
+
+class PollRow(TypedDict):
+    id: int
+    source: str
+    kind: str
+    started: str
+    finished: str
+    ok: int
+    error: str | None
+    requests: int
+    bytes: int
+    not_modified: int
+    new: int
+
+
+class HttpCacheRow(TypedDict):
+    url: str
+    etag: str | None
+    last_modified: str | None
+    body: bytes
+
+
+class EventRow(TypedDict):
+    id: int
+    key: str
+    kind: str
+    payload: dict[str, Any]
+    created: str
+
+
+class OutboxRow(TypedDict):
+    id: int
+    key: str
+    team: str
+    channel: str
+    kind: str
+    text: str
+    blocks: list[dict[str, Any]]
+    thread_of: str | None
+    status: str
+    attempts: int | None
+    last_error: str | None
+    created: str
+    updated: str
+    sent_at: str | None
+    slack_channel: str | None
+    slack_ts: str | None
+    files: list[dict[str, Any]]
+
+
+class RunRow(TypedDict):
+    id: int
+    key: str
+    server: str
+    sdk: str
+    sdk_version: str
+    trigger: str
+    status: str
+    verdict: str | None
+    report: dict[str, Any] | None
+    queued: str
+    started: str | None
+    finished: str | None
+    seconds: float | None
+
+
+# --- figures: counts the health endpoints read --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PollCount:
+    source: str
+    ok: bool
+    polls: int
+
+
+@dataclass(frozen=True)
+class VerdictFigures:
+    verdict: str | None
+    runs: int
+    seconds: float
+
+
+@dataclass(frozen=True)
+class OutboxBacklog:
+    pending: int
+    """Notices queued, being sent, or posted without their files yet."""
+    oldest_pending: datetime | None
+    failed: int
+    """Notices Slack refused for good."""
