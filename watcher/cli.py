@@ -18,6 +18,7 @@ CAPABILITY_COMMANDS = (
     "watcher.contract.commands",
     "watcher.suites.commands",
     "watcher.notify.digest_commands",
+    "watcher.evaluation.commands",
 )
 
 

@@ -79,7 +79,8 @@ class FakeProvider(LoopbackServer):
             record: dict[str, Any] = {
                 "api": api,
                 "status": status or 200,
-                "api_key": request.headers.get("x-api-key") or request.headers.get("Authorization", ""),
+                "api_key": request.headers.get("x-api-key")
+                or request.headers.get("Authorization", "").removeprefix("Bearer "),
                 "tools_text": json.dumps(body.get("tools", [])),
                 "usage": None,
             }

@@ -160,6 +160,11 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
             text_lines += [f"  affects models {m}" for m in models[:MAX_LISTED]]
         blocks.append({"type": "section", "text": {"type": "mrkdwn", "text": _clip(body)}})
 
+    evaluation = report.get("evaluation") or {}
+    if evaluation.get("note"):
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"Models: {evaluation['note']}"}]})
+        text_lines.append(f"Models: {evaluation['note']}")
+
     warnings = [_warning_line(w) for w in report.get("deprecation_warnings") or []]
     if warnings:
         blocks.append(
