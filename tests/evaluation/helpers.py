@@ -36,7 +36,9 @@ tasks:
 """
 
 
-def write_config(folder: Path, api_url: str, provider: str = "anthropic", **evaluation: Any) -> LoadedConfig:
+def write_config(
+    folder: Path, api_url: str, provider: str = "anthropic", declared: bool = True, **evaluation: Any
+) -> LoadedConfig:
     tasks = folder / "eval-tasks.yaml"
     tasks.write_text(TASKS, encoding="utf-8")
     block = {
@@ -66,7 +68,7 @@ def write_config(folder: Path, api_url: str, provider: str = "anthropic", **eval
                 "start": ["python", "-m", "tests.evaluation.servers", "baseline"],
                 "baseline_sdk_version": "2.3.0",
                 "requirements": [],
-                "evaluation": block,
+                **({"evaluation": block} if declared else {}),
             }
         ],
         "suites": {"runs_dir": str(folder / "runs"), "envs_dir": str(folder / "envs")},
