@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
@@ -55,6 +56,8 @@ class FakeProvider(LoopbackServer):
         self.fail_always: int | None = None
         self._lock = threading.Lock()
         self._ids = 0
+        self.handle_seconds: list[float] = []
+        """How long the fake itself took per request (the benchmark's "provider response time")."""
 
     # --- recording ----------------------------------------------------------------------------------
 
@@ -68,6 +71,13 @@ class FakeProvider(LoopbackServer):
     # --- HTTP -----------------------------------------------------------------------------------------
 
     def _handle(self, request: BaseHTTPRequestHandler) -> None:
+        began = time.perf_counter()
+        try:
+            self._answer(request)
+        finally:
+            self.handle_seconds.append(time.perf_counter() - began)
+
+    def _answer(self, request: BaseHTTPRequestHandler) -> None:
         length = int(request.headers.get("Content-Length") or 0)
         raw = request.rfile.read(length)
         body = json.loads(raw or b"{}")
