@@ -80,6 +80,8 @@ class TrialStopped(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+        self.trial: TrialResult | None = None
+        """What the trial got to before it stopped (tokens spent, calls made)."""
 
 
 @dataclass
@@ -222,7 +224,7 @@ async def run_trial(
     except TrialStopped as stop:
         trial.why = str(stop)
         _finish(trial, calls, started)
-        stop.trial = trial  # type: ignore[attr-defined]
+        stop.trial = trial
         raise
     ok, why = judge(task, calls, answer)
     if answer is None and not ok:
@@ -300,7 +302,8 @@ async def run_pairs(
                         timeout=timeout,
                     )
                 except TrialStopped as stop:
-                    run.trials.append(stop.trial)  # type: ignore[attr-defined]
+                    if stop.trial is not None:
+                        run.trials.append(stop.trial)
                     run.stopped, run.stop_kind = f"{side} {task.id} trial {k + 1}: {stop}", stop.kind
                     break
                 run.trials.append(result)
