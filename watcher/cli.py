@@ -14,6 +14,7 @@ from watcher.config import LoadedConfig, load_config, slack_credentials
 from watcher.contract.commands import register as register_contract_commands
 from watcher.digest.commands import register as register_digest_command
 from watcher.errors import ConfigError, SchemaTooNew
+from watcher.evaluation.commands import register as register_evaluation_command
 from watcher.logs import setup_logging
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.poller import PollResult, poll_all
@@ -60,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_contract_commands(sub)
     register_suite_commands(sub)
     register_digest_command(sub)
+    register_evaluation_command(sub)
     return parser
 
 

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -119,6 +119,57 @@ class Timeouts(_Strict):
     snapshot: float = Field(default=120, gt=0)
 
 
+class EvaluationBudget(_Strict):
+    max_trials: int | None = Field(default=None, ge=2)
+    """Trials (model conversations, both versions together) one evaluation may run; None: no cap."""
+    max_tokens: int | None = Field(default=None, ge=1)
+    """Input + output tokens (from the API's usage fields) one evaluation may spend; None: no cap."""
+
+
+class EvaluationThresholds(_Strict):
+    """What makes a task a regression (candidate against baseline, same tasks, same model)."""
+
+    success_drop: float = Field(default=0.4, gt=0, le=1)
+    """A drop of the task's success rate by at least this much (0.4 = 2 of 5 trials)."""
+    tool_calls_ratio: float | None = Field(default=1.5, gt=1)
+    """Mean tool calls per trial at least this many times the baseline's; None: not judged."""
+    tokens_ratio: float | None = Field(default=1.5, gt=1)
+    """Mean input + output tokens per trial at least this many times the baseline's; None: not judged."""
+    tool_errors_increase: float | None = Field(default=0.5, gt=0)
+    """Mean tool errors per trial up by at least this much; None: not judged."""
+    no_tool_calls: bool = True
+    """A task whose right behaviour is to call no tool, now calling one, is a regression."""
+    alpha: float = Field(default=0.05, gt=0, lt=1)
+    """Significance level of the overall paired test on success (exact McNemar, one-sided)."""
+
+
+class Evaluation(_Strict):
+    """The model-behaviour stage of one server: its task file and the model that runs it."""
+
+    tasks: str
+    """The task file, relative to the server's `path` (else to the folder you run from)."""
+    provider: Literal["anthropic", "openai"] = "anthropic"
+    model: str = Field(min_length=1)
+    api_key_env: str | None = None
+    """The variable holding the provider's API key; None: ANTHROPIC_API_KEY / OPENAI_API_KEY."""
+    api_url: str | None = None
+    """Base URL of the provider's API (proxies, local model servers, tests); None: the SDK's default."""
+    trials: int = Field(default=5, ge=1, le=100)
+    max_steps: int = Field(default=6, ge=1, le=50)
+    max_tokens: int = Field(default=1024, ge=1)
+    """max_tokens of each model response."""
+    temperature: float | None = Field(default=None, ge=0, le=2)
+    max_retries: int = Field(default=2, ge=0, le=10)
+    """The provider SDK's own retries (429, 5xx, connection errors; it honours Retry-After)."""
+    timeout_seconds: float = Field(default=120, gt=0)
+    """One provider request, and one tool call against the server under test."""
+    budget: EvaluationBudget = Field(default_factory=EvaluationBudget)
+    thresholds: EvaluationThresholds = Field(default_factory=EvaluationThresholds)
+
+    def key_env(self) -> str:
+        return self.api_key_env or ("ANTHROPIC_API_KEY" if self.provider == "anthropic" else "OPENAI_API_KEY")
+
+
 class Server(_Strict):
     name: str = Field(pattern=_NAME)
     team: str
@@ -165,6 +216,9 @@ class Server(_Strict):
     def granted_names(self) -> list[str]:
         """Variables named for this server whose values are secrets of its own (env_from, env_files)."""
         return [*self.env_from, *self.env_files]
+
+    evaluation: Evaluation | None = None
+    """The model-behaviour stage; None: no evaluation set declared."""
 
 
 class SuiteSettings(_Strict):
@@ -288,6 +342,10 @@ def _check_granted_env(index: int, server: Server, forbidden: set[str], secret_f
             raise _RefError(loc, "this is the watcher's Slack secret file; it never reaches a server under test")
 
 
+LocatedError = _RefError
+"""Raise from a validator to point the error at another place of the document (other YAML files use it)."""
+
+
 def _unique(names: list[str], section: str, key: str) -> list[str]:
     seen: set[str] = set()
     for i, name in enumerate(names):
@@ -331,6 +389,19 @@ def load_config(path: str | os.PathLike[str] | None = None, base_dir: Path | Non
 
 
 def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
+    data, lines = yaml_with_lines(text, filename)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{filename}:1: expected a mapping of settings at the top level")
+    _refuse_inline_secrets(data, filename, lines)
+    return validate_with_lines(WatcherConfig, data, filename, lines)
+
+
+Lines = dict[tuple[str | int, ...], int]
+_M = TypeVar("_M", bound=BaseModel)
+
+
+def yaml_with_lines(text: str, filename: str) -> tuple[Any, Lines]:
+    """The YAML document and the line of every key and item in it (for errors that name a line)."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
@@ -338,17 +409,16 @@ def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
         where = f"{filename}:{mark.line + 1}" if mark else filename
         raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
     if node is None:
-        data: Any = {}
-        lines: dict[tuple[str | int, ...], int] = {}
-    else:
-        lines = {}
-        _index_lines(node, (), lines)
-        data = yaml.safe_load(text)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{filename}:1: expected a mapping of settings at the top level")
-    _refuse_inline_secrets(data, filename, lines)
+        return {}, {}
+    lines: Lines = {}
+    _index_lines(node, (), lines)
+    return yaml.safe_load(text), lines
+
+
+def validate_with_lines(model: type[_M], data: Any, filename: str, lines: Lines) -> _M:
+    """Validate `data` as `model`; a ConfigError names file, line and key of every problem."""
     try:
-        return WatcherConfig.model_validate(data)
+        return model.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, filename, lines)) from exc
 
@@ -357,6 +427,16 @@ _SECRET_KEYS = re.compile(r"^(token|bot_token|webhook|webhook_url|secret|passwor
 
 
 def _refuse_inline_secrets(data: dict[str, Any], filename: str, lines: dict[tuple[str | int, ...], int]) -> None:
+    servers = data.get("servers")
+    for i, server in enumerate(servers if isinstance(servers, list) else []):
+        evaluation = server.get("evaluation") if isinstance(server, dict) else None
+        for key in evaluation if isinstance(evaluation, dict) else ():
+            if isinstance(key, str) and (_SECRET_KEYS.match(key) or key == "api_key"):
+                line = lines.get(("servers", i, "evaluation", key), 1)
+                raise ConfigError(
+                    f"{filename}:{line}: servers.{i}.evaluation.{key}: secrets are never read from the YAML; "
+                    "name the environment variable that holds the API key (api_key_env)"
+                )
     slack = data.get("slack")
     if isinstance(slack, dict):
         for key in slack:
@@ -464,4 +544,5 @@ def secret_env_names(config: WatcherConfig) -> set[str]:
         )
         if n
     }
+    names |= {s.evaluation.key_env() for s in config.servers if s.evaluation is not None}
     return names | {"SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}

@@ -56,6 +56,11 @@ def suite_result(server: str, version: str, team: str) -> str:
     return f"run:{server}:{version}:{team}"
 
 
+def evaluation_result(server: str, version: str, team: str) -> str:
+    """One server's paired model evaluation on one SDK version, to its team (a reply in the beta's thread)."""
+    return f"eval:{server}:{version}:{team}"
+
+
 # --- the weekly digest ----------------------------------------------------------------------------------------
 
 

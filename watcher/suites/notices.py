@@ -143,6 +143,11 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
             text_lines += [f"  affects models {m}" for m in models[:MAX_LISTED]]
         blocks.append(section(body))
 
+    evaluation = report.get("evaluation") or {}
+    if evaluation.get("note"):
+        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"Models: {evaluation['note']}"}]})
+        text_lines.append(f"Models: {evaluation['note']}")
+
     warnings = [_warning_line(w) for w in report.get("deprecation_warnings") or []]
     if warnings:
         blocks.append(section("*Deprecation warnings*\n" + _bullets(warnings)))

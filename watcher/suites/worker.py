@@ -14,6 +14,8 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from watcher.config import ConfigError, LoadedConfig
+from watcher.evaluation.notices import evaluation_notice
+from watcher.evaluation.trigger import after_suite_run
 from watcher.notify import keys
 from watcher.store import Store
 from watcher.store_schema import RunRow
@@ -72,6 +74,7 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
             "verdict": ERROR,
             "reasons": [{"verdict": ERROR, "reason": str(exc)}],
         }
+    evaluation = None if stop is not None and stop.is_set() else after_suite_run(loaded, report, stop)
     seconds = float(report.get("seconds") or round(time.monotonic() - started, 2))
     outcome: dict[str, Any] = {
         "run_id": run["id"],
@@ -106,6 +109,11 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
         return outcome
     store.enqueue(notice)
     outcome["notice"] = notice.key
+    if evaluation is not None:
+        reply = evaluation_notice(loaded, evaluation, threaded=notice.thread_of is not None)
+        store.enqueue(reply)
+        outcome["evaluation"] = evaluation["verdict"]
+        outcome["evaluation_notice"] = reply.key
     return outcome
 
 

@@ -1,0 +1,248 @@
+"""One paired evaluation of a configured server: both SDK versions built and started, tasks run, compared.
+
+Never raises for an outside failure: a missing key, a version that will not install or start, a
+provider that refuses, a server that dies — each is a report with verdict "error" (or a partial
+result) that says what was not measured. The report never holds the API key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from watcher.config import ConfigError, Evaluation, LoadedConfig, Server, secret_env_names
+from watcher.evaluation.compare import ERROR, compare
+from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
+from watcher.evaluation.providers import make_provider, mask
+from watcher.evaluation.tasks import Task, load_tasks
+from watcher.suites.env import prepare_env
+from watcher.suites.process import ServerProcess, free_port, scrubbed_env
+from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of
+
+log = logging.getLogger(__name__)
+REPORT_FILE = "evaluation.json"
+
+
+class SideError(Exception):
+    """One version of the server could not be built or started."""
+
+
+def tasks_file(loaded: LoadedConfig, server: Server, evaluation: Evaluation, override: str | None) -> Path:
+    """The task file: --tasks as given, else `evaluation.tasks` in the server's tree (or the run folder)."""
+    if override:
+        return Path(override)
+    path = Path(evaluation.tasks)
+    if path.is_absolute():
+        return path
+    in_tree = loaded.resolve(server.path) / path
+    return in_tree if in_tree.exists() else loaded.resolve(path)
+
+
+@contextlib.contextmanager
+def built_sides(
+    loaded: LoadedConfig, server: Server, versions: Mapping[str, str], log_dir: Path, cancel: threading.Event | None
+) -> Iterator[dict[str, ServerTarget]]:
+    """Each version in its own environment (the suite runner's, cached); HTTP servers are started here,
+    stdio servers by the MCP client. The children get a scrubbed environment: no key of ours."""
+    config = loaded.config
+    secrets = secret_env_names(config)
+    package = sdk_package_of(config, server)
+    with contextlib.ExitStack() as stack:
+        targets: dict[str, ServerTarget] = {}
+        for side, version in versions.items():
+            env = prepare_env(
+                server_name=server.name,
+                language=server.language,
+                project=loaded.resolve(server.path),
+                sdk_package=package,
+                sdk_version=version,
+                envs_dir=loaded.resolve(config.suites.envs_dir),
+                timeout=server.timeouts.install,
+                secret_names=secrets,
+                cancel=cancel,
+            )
+            if not env.ok:
+                raise SideError(f"{package} {version} would not install: {env.error}")
+            if server.transport == "http":
+                child = scrubbed_env(secret_names=secrets, extra=server.env, path_prepend=env.bin_dirs)
+                port = free_port()
+                process = stack.enter_context(
+                    ServerProcess(
+                        resolve_command(server.start, env, port),
+                        cwd=env.project_dir,
+                        env=child,
+                        log_dir=log_dir / side,
+                        transport="http",
+                        http_path=server.http_path,
+                        port=port,
+                    )
+                )
+                started = process.start(server.timeouts.start, cancel)
+                if not started.ok:
+                    raise SideError(f"the server did not start under {package} {version}: {started.error}")
+                targets[side] = ServerTarget(version, url=process.url)
+            else:
+                command = resolve_command(server.start, env, None)
+                targets[side] = stdio_target(loaded, server, version, command, env.project_dir, env.bin_dirs)
+        yield targets
+
+
+def stdio_target(
+    loaded: LoadedConfig, server: Server, version: str, command: list[str], cwd: str, bin_dirs: list[str]
+) -> ServerTarget:
+    """A stdio server the MCP client spawns, with the same scrubbed environment as every server under test."""
+    child = scrubbed_env(secret_names=secret_env_names(loaded.config), extra=server.env, path_prepend=bin_dirs)
+    return ServerTarget(version, command=command, env=child.env, cwd=cwd)
+
+
+prepare_sides = built_sides
+"""How the two versions come up (the tests swap in prepared servers to skip the installs)."""
+
+
+def _stamp() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def run_evaluation(
+    loaded: LoadedConfig,
+    server_name: str,
+    candidate_version: str,
+    *,
+    baseline_version: str | None = None,
+    trials: int | None = None,
+    tasks_path: str | None = None,
+    cancel: threading.Event | None = None,
+    run_dir: Path | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """The report of one paired evaluation (see docs/evaluation.md); written to `run_dir/evaluation.json`.
+
+    Raises ConfigError for an unknown server only.
+    """
+    began = time.monotonic()
+    server = loaded.config.server(server_name)
+    settings = server.evaluation
+    baseline = baseline_version or server.baseline_sdk_version
+    report: dict[str, Any] = {
+        "server": server.name,
+        "team": server.team,
+        "sdk": server.sdk,
+        "baseline_version": baseline,
+        "candidate_version": candidate_version,
+        "provider": settings.provider if settings else None,
+        "model": settings.model if settings else None,
+        "trials": trials or (settings.trials if settings else None),
+        "started_at": _stamp(),
+        "verdict": ERROR,
+        "error": None,
+        "partial": False,
+        "stopped": None,
+        "not_measured": [],
+        "tasks": [],
+        "totals": {},
+        "regressions": [],
+    }
+    if run_dir is None:
+        runs = loaded.resolve(loaded.config.suites.runs_dir) / server.name
+        run_dir = runs / f"{new_run_id(candidate_version)}-eval"
+    report["run_dir"] = str(run_dir)
+    key = ""
+    try:
+        if settings is None:
+            raise SideError(f"no evaluation set declared for {server.name} (servers[].evaluation)")
+        path = tasks_file(loaded, server, settings, tasks_path)
+        report["tasks_file"] = str(path)
+        tasks = load_tasks(path)
+        key = (os.environ if environ is None else environ).get(settings.key_env(), "")
+        if not key:
+            raise SideError(f"{settings.key_env()} is not set: the provider's API key is read from it")
+        run = _run(
+            loaded,
+            server,
+            settings,
+            tasks,
+            {"baseline": baseline, "candidate": candidate_version},
+            report["trials"],
+            run_dir,
+            cancel,
+            key,
+        )
+        report.update(compare(tasks, run, settings.thresholds))
+        report.update(
+            partial=run.stopped is not None,
+            stopped=run.stopped,
+            stop_kind=run.stop_kind,
+            not_measured=run.not_measured,
+            tools=run.tools,
+            trial_records=[t.as_dict() for t in run.trials],
+        )
+    except (SideError, ConfigError) as exc:
+        report["error"] = str(exc)
+        report["not_measured"] = [{"task": "*", "reason": str(exc)}]
+    except Exception as exc:  # a bug of ours must not take the worker down; the report says so
+        log.exception("evaluation of %s failed", server.name, extra={"server": server.name})
+        report["error"] = f"internal error: {type(exc).__name__}: {mask(str(exc), key)}"
+        report["not_measured"] = [{"task": "*", "reason": report["error"]}]
+    report["seconds"] = round(time.monotonic() - began, 2)
+    return _save(report, run_dir, key)
+
+
+def _run(
+    loaded: LoadedConfig,
+    server: Server,
+    settings: Evaluation,
+    tasks: list[Task],
+    versions: dict[str, str],
+    trials: int,
+    run_dir: Path,
+    cancel: threading.Event | None,
+    key: str,
+) -> PairedRun:
+    with prepare_sides(loaded, server, versions, run_dir, cancel) as targets:
+        assert set(targets) == set(SIDES)
+        log.info(
+            "evaluation of %s: %s against %s, %d task(s) × %d trial(s) with %s %s",
+            server.name,
+            versions["candidate"],
+            versions["baseline"],
+            len(tasks),
+            trials,
+            settings.provider,
+            settings.model,
+            extra={"server": server.name},
+        )
+
+        async def go() -> PairedRun:
+            provider = make_provider(settings, key)
+            try:
+                return await run_pairs(
+                    tasks,
+                    targets,
+                    provider,
+                    trials=trials,
+                    max_steps=settings.max_steps,
+                    timeout=settings.timeout_seconds,
+                    budget=settings.budget,
+                    cancel=cancel,
+                )
+            finally:
+                await provider.aclose()
+
+        return asyncio.run(go())
+
+
+def _save(report: dict[str, Any], run_dir: Path, key: str) -> dict[str, Any]:
+    text = mask(json.dumps(report, indent=2, default=str), key)
+    with contextlib.suppress(OSError):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / REPORT_FILE).write_text(text, encoding="utf-8")
+    return json.loads(text) if key else report
