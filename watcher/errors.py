@@ -2,6 +2,8 @@
 
     WatcherError                  a problem the watcher reports in words, never as a traceback
     ├── ConfigError               the YAML, a secret file or a command-line value is wrong (names file, line, key)
+    │   └── ServerEnvError        a variable granted to a server (env_from, env_files) cannot be read
+    │                             (watcher.suites.server_env)
     ├── StateError
     │   └── SchemaTooNew          the state file was written by a newer mcp-watcher
     ├── SourceError               a registry is down, timed out or answered something unreadable
@@ -19,7 +21,7 @@
     │                             (watcher.notify.delivery)
     └── PollFailed                every source of a scheduled poll failed (the job is retried)
 
-The classes are defined here, except the three whose modules are named above; each is also importable
+The classes are defined here, except those whose modules are named above; each is also importable
 from the module that raises it (e.g. `watcher.config.ConfigError`). Catch `WatcherError` to report
 any of them. Private signals that never leave their module (`config._RefError` and
 `versions._Unparseable`, which pydantic and the version parsers need as ValueError, and the

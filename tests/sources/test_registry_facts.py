@@ -13,7 +13,9 @@ from watcher import config, schemes, versions
 from watcher.sources import ADAPTERS, DEFAULT_BASES, REGISTRIES, RegistryInfo, release_page
 
 ADAPTER_MODULES = sorted(
-    name for _, name, _ in pkgutil.iter_modules(watcher.sources.__path__) if name != "base" and not name.startswith("_")
+    name
+    for _, name, _ in pkgutil.iter_modules(watcher.sources.__path__)
+    if name not in ("base", "notices") and not name.startswith("_")  # notices: the new-release alert, no adapter
 )
 
 

@@ -91,8 +91,11 @@ def pictures_dir(loaded: LoadedConfig) -> Path:
 _PICTURE_WEEK = re.compile(r"_(\d{4})-W(\d{2})(?:[_.]|$)")
 
 
-def prune_pictures(folder: Path, now: datetime, keep_weeks: int = KEEP_PICTURES_WEEKS) -> list[Path]:
-    """Delete the timeline pictures of digests more than ``keep_weeks`` ISO weeks before ``now``'s week.
+def prune_pictures(
+    folder: Path, now: datetime, keep_weeks: int = KEEP_PICTURES_WEEKS, keep: Path | None = None
+) -> list[Path]:
+    """Delete the timeline pictures of digests more than ``keep_weeks`` ISO weeks before ``now``'s week,
+    except ``keep`` (the picture just queued, whatever week it is for).
 
     The age comes from the week in the file's name, not from its modification time: file times are the
     system's, ``now`` is the service's clock, and the two need not agree (a rehearsal, a restored backup).
@@ -101,7 +104,7 @@ def prune_pictures(folder: Path, now: datetime, keep_weeks: int = KEEP_PICTURES_
     removed = []
     for path in folder.glob("digest_*.png"):
         match = _PICTURE_WEEK.search(path.stem)
-        if match is None:
+        if match is None or path == keep:
             continue  # not a picture this code named: leave it alone
         try:
             week_monday = date.fromisocalendar(int(match[1]), int(match[2]), 1)
@@ -148,7 +151,7 @@ def queue_digest(
         for notice in notices:
             store.enqueue(notice)
     log.info("digest %s queued for %s: %d message(s) and the timeline picture", key, team.slack_channel, len(notices))
-    prune_pictures(picture.parent, now)
+    prune_pictures(picture.parent, now, keep=picture)
     return QueuedDigest(key, team.name, week, [n.key for n in notices], picture)
 
 
