@@ -49,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     outbox = sub.add_parser("outbox", help="list undelivered or failed notices; retry failed ones")
     outbox.add_argument("--retry-failed", action="store_true", help="queue failed notices again and deliver")
+    outbox.add_argument(
+        "--resend-console",
+        action="store_true",
+        help="post notices that were only printed to the console (each once), now that Slack is configured",
+    )
+    outbox.add_argument("--since", default=None, help="with --resend-console: only those printed on or after DATE")
     outbox.set_defaults(handler=cmd_outbox)
 
     for module_name in CAPABILITY_COMMANDS:
@@ -106,9 +112,9 @@ def cmd_poll(args: argparse.Namespace) -> int:
     queued = queue_after_poll(loaded, store, result.new, result.baseline_newest)
     delivered = None
     if not args.no_deliver:
-        sink = make_sink(
-            slack_credentials(loaded.config.slack), loaded.config.slack, store, sys.stderr if args.json else None
-        )
+        credentials = slack_credentials(loaded.config.slack)
+        _warn_if_degraded(loaded, credentials)
+        sink = make_sink(credentials, loaded.config.slack, store, sys.stderr if args.json else None)
         delivered = deliver_outbox(store, sink)
     if args.json:
         out = result.as_json()
@@ -129,6 +135,14 @@ def cmd_poll(args: argparse.Namespace) -> int:
         if not args.no_deliver:
             deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
     return 0 if not result.failed else 3
+
+
+def _warn_if_degraded(loaded: LoadedConfig, credentials: Any) -> None:
+    from watcher.notify.destination import describe_destination
+
+    destination = describe_destination(loaded.config.slack, credentials)
+    if destination.degraded:
+        print(f"mcp-watcher: WARNING: {destination.reason}", file=sys.stderr)
 
 
 def _print_poll(result: Any, queued: list[str]) -> None:
@@ -162,9 +176,16 @@ def cmd_outbox(args: argparse.Namespace) -> int:
 
     loaded = load_config(args.config)
     store = open_state(loaded)
+    if args.resend_console:
+        from watcher.notify.resend import resend_console
+
+        code = resend_console(loaded, store, args.since)
+        if code:
+            return code
     if args.retry_failed:
-        for row in store.outbox(statuses=("failed",)):
-            store.update_outbox(row["id"], status="queued")
+        from watcher.notify.resend import requeue_failed
+
+        requeue_failed(loaded.config, store)  # routed by the current config, not the channel stored with the row
         deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
     rows = store.outbox(statuses=("queued", "sending", "posted", "failed"))
     if not rows:

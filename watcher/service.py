@@ -166,7 +166,13 @@ async def _with_client(run: Callable[[Any], Any]) -> Any:
 
 
 def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = False) -> int:
-    slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start, with its name
+    credentials = slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start
+    from watcher.notify.destination import describe_destination
+
+    destination = describe_destination(loaded.config.slack, credentials)
+    (log.error if destination.degraded else log.warning if destination.sink == "console" else log.info)(
+        "notices go to: %s", destination.reason
+    )
     store = Store(loaded.resolve(loaded.config.state))
     service = Service(loaded, store)
     from watcher.suites import reaper
@@ -186,7 +192,9 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     if endpoint.enabled or port is not None:
         from watcher.health import HttpServer, Readiness, build_app
 
-        readiness = Readiness(store, loaded.config.schedule.poll_minutes, utcnow(), lambda: scheduler.running)
+        readiness = Readiness(
+            store, loaded.config.schedule.poll_minutes, utcnow(), lambda: scheduler.running, destination
+        )
         http = HttpServer(build_app(readiness), endpoint.host, port if port is not None else endpoint.port)
         try:
             http.start()

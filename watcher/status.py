@@ -51,8 +51,13 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
             if done
             else None
         )
+    from watcher.config import slack_credentials
+    from watcher.notify.destination import describe_destination
+
+    destination = describe_destination(config.slack, slack_credentials(config.slack))
     return {
         "state": str(store.path),
+        "delivery": {**destination.to_json(), "console_notices": len(store.outbox(statuses=("console",)))},
         "sources": sources,
         "runs": runs,
         "outbox": {
@@ -65,7 +70,17 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
 
 
 def render_status(status: dict[str, Any]) -> str:
-    lines = [f"state: {status['state']}", "", "SOURCES"]
+    lines = [f"state: {status['state']}"]
+    delivery = status.get("delivery")
+    if delivery:
+        flag = "DEGRADED: " if delivery["degraded"] else ""
+        lines.append(f"delivery: {flag}{delivery['reason']}")
+        if delivery["console_notices"] and delivery["sink"] != "console":
+            lines.append(
+                f"  {delivery['console_notices']} notice(s) were only printed to the console: "
+                "`mcp-watcher outbox --resend-console` posts them"
+            )
+    lines += ["", "SOURCES"]
     for s in status["sources"]:
         if s["last_poll"] is None:
             health = "never polled"
