@@ -67,6 +67,8 @@ class Schedule(_Strict):
     deliver_seconds: float = Field(default=30, gt=0)
     """How often the outbox is retried when Slack was unreachable."""
     jitter_seconds: int = Field(default=0, ge=0)
+    source_alert_minutes: float = Field(default=360, gt=0)
+    """A source failing this long without a break is one operator notice (and one when it recovers)."""
 
 
 class HttpSettings(_Strict):

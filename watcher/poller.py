@@ -101,6 +101,9 @@ async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient
     outcomes = [
         record(store, config, sdk, started, releases, error, http) for sdk, started, releases, error, http in fetched
     ]
+    from watcher.source_alerts import check_sources
+
+    check_sources(store, config)  # a source failing for schedule.source_alert_minutes → one operator notice
     return PollResult(outcomes)
 
 

@@ -60,6 +60,9 @@ class Service:
             started = utcnow()
             summary = asyncio.run(_with_client(lambda client: poll_spec(self.loaded, self.store, client)))
             self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
+            from watcher.source_alerts import check_sources
+
+            check_sources(self.store, self.loaded.config)
             log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
             self.deliver()
         finally:

@@ -25,6 +25,7 @@ from typing import Any
 
 from watcher.config import LoadedConfig, Server, Team, WatcherConfig
 from watcher.notify.render import release_page
+from watcher.source_alerts import unchecked_sources
 from watcher.spec.calendar import ReleaseCalendar, beta_window, next_release, projected_releases
 from watcher.spec.registry import feature_key
 from watcher.spec.revisions import SpecRevision
@@ -267,6 +268,7 @@ def build_digest(
             f"Earliest removal not computed (shown as unresolved, not guessed) for: {', '.join(unresolved)}."
         )
     sdks = team_sdks(config, team)
+    problems += unchecked_sources(store, config, sdks, since, until)  # "nothing new" only for sources read
     span_start, span_end = timeline_span(features, today)
     return Digest(
         team=team.name,
