@@ -32,6 +32,10 @@ class Service:
     def __post_init__(self) -> None:
         self.delivery_lock = threading.Lock()
         self.digest_caught_up = False
+        self.failed_jobs: dict[str, str] = {}
+        """Job name → its last exception (cleared when it succeeds): what `run --once` reports."""
+        self.partial: dict[str, str] = {}
+        """What a job did not finish although it did not raise: sources failed, notices undelivered."""
 
     # --- jobs ----------------------------------------------------------------------------------------
 
@@ -49,6 +53,10 @@ class Service:
             len(result.failed),
             " (baseline taken)" if result.baseline else "",
         )
+        if result.failed:
+            self.partial["poll_sdks"] = "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed)
+        else:
+            self.partial.pop("poll_sdks", None)
         if result.outcomes and all(not o.ok for o in result.outcomes):
             raise RuntimeError("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
         self.deliver()
@@ -64,6 +72,10 @@ class Service:
 
             check_sources(self.store, self.loaded.config)
             log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
+            if summary.get("ok"):
+                self.partial.pop("poll_spec", None)
+            else:
+                self.partial["poll_spec"] = f"spec: {summary.get('error')}"
             self.deliver()
         finally:
             # A digest missed while the service was down goes out once at start, after the spec was read
@@ -78,6 +90,11 @@ class Service:
             config = self.loaded.config
             sink = make_sink(slack_credentials(config.slack), config.slack, self.store)
             report = deliver_outbox(self.store, sink)
+            undelivered = {**report.retry_later, **report.failed}
+            if undelivered:
+                self.partial["deliver"] = f"{len(undelivered)} notice(s) not delivered"
+            else:
+                self.partial.pop("deliver", None)
             if report.sent or report.retry_later or report.failed:
                 log.info(
                     "outbox: %d delivered, %d to retry, %d failed",
@@ -133,9 +150,11 @@ class Service:
                 return
             try:
                 job()
-            except Exception:  # a job's failure is logged and retried next time, never fatal
+            except Exception as exc:  # a job's failure is logged and retried next time, never fatal
                 log.exception("job %s failed", name)
+                self.failed_jobs[name] = f"{type(exc).__name__}: {exc}"
                 return
+            self.failed_jobs.pop(name, None)
             self.last_success[name] = utcnow()
 
         return run
@@ -168,6 +187,22 @@ async def _with_client(run: Callable[[Any], Any]) -> Any:
         return await run(client)
 
 
+ONCE_OK, ONCE_JOB_FAILED, ONCE_PARTIAL = 0, 1, 3
+
+
+def once_exit_code(service: Service) -> int:
+    """`run --once`: 0 every job ran and every source was read and every notice delivered; 1 a job failed
+    (e.g. every source failed, the state could not be written); 3 the jobs ran but some source failed or
+    some notice is still undelivered."""
+    for name, error in service.failed_jobs.items():
+        log.error("run --once: job %s failed: %s", name, error)
+    for name, what in service.partial.items():
+        log.warning("run --once: %s incomplete: %s", name, what)
+    if service.failed_jobs:
+        return ONCE_JOB_FAILED
+    return ONCE_PARTIAL if service.partial else ONCE_OK
+
+
 def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = False) -> int:
     credentials = slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start
     from watcher.notify.destination import describe_destination
@@ -188,7 +223,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     if once:
         for name, job, _ in service.jobs():
             service.guarded(name, job)()
-        return 0
+        return once_exit_code(service)
     scheduler = service.scheduler()
     http = None
     endpoint = loaded.config.http
