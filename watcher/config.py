@@ -59,6 +59,8 @@ class SlackSettings(_Strict):
     """Where alerts for the service's operators go (e.g. the spec registry cannot be read)."""
     retries: int = Field(default=3, ge=0, le=10)
     timeout_seconds: float = Field(default=30, gt=0)
+    max_retry_after_seconds: float = Field(default=10, ge=0)
+    """A 429 asking for a longer wait is not waited for: the notice stays queued for the next pass."""
 
 
 class Schedule(_Strict):
