@@ -79,6 +79,14 @@ class HttpSettings(_Strict):
     backoff_seconds: float = Field(default=0.5, ge=0)
     concurrency: int = Field(default=8, ge=1, le=64)
     user_agent: str = "mcp-watcher"
+    request_deadline_seconds: float = Field(default=60, gt=0)
+    """One request, from connect to the last byte (timeout_seconds applies to each read)."""
+    poll_deadline_seconds: float = Field(default=300, gt=0)
+    """One source's whole poll (every request and retry)."""
+    max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    """A larger answer is refused (and never cached)."""
+    max_retry_after_seconds: float = Field(default=60, ge=0)
+    """A registry's Retry-After longer than this is not waited for: the poll fails and the next one retries."""
 
 
 class Calendar(_Strict):

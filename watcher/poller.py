@@ -68,8 +68,11 @@ class PollResult:
 async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherConfig, sdk: SdkSource) -> tuple:
     http = RegistryHttp(client=client, cache=store, settings=config.http_client)
     adapter = ADAPTERS[sdk.registry]
+    deadline = config.http_client.poll_deadline_seconds
     try:
-        releases = await adapter(http, sdk)
+        releases = await asyncio.wait_for(adapter(http, sdk), timeout=deadline)
+    except TimeoutError:
+        return None, f"{sdk.registry}: poll of {sdk.package} did not finish within {deadline:g} s (poll deadline)", http
     except SourceError as exc:
         return None, str(exc), http
     except (ValueError, KeyError, TypeError) as exc:  # a response shape the adapter did not expect
