@@ -11,6 +11,8 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from watcher.yaml_strict import DuplicateKeyError, UniqueKeyLoader
+
 DEFAULT_CONFIG = Path("config/watcher.yaml")
 CONFIG_ENV = "MCP_WATCHER_CONFIG"
 
@@ -301,7 +303,11 @@ def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
     else:
         lines = {}
         _index_lines(node, (), lines)
-        data = yaml.safe_load(text)
+        try:
+            data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+        except DuplicateKeyError as exc:
+            line = exc.problem_mark.line + 1 if exc.problem_mark else 1
+            raise ConfigError(f"{filename}:{line}: {exc.problem}") from exc
     if not isinstance(data, dict):
         raise ConfigError(f"{filename}:1: expected a mapping of settings at the top level")
     _refuse_inline_secrets(data, filename, lines)
