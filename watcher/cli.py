@@ -10,7 +10,7 @@ import sys
 from typing import Any
 
 from watcher.config import ConfigError, LoadedConfig, load_config, slack_credentials
-from watcher.store import SchemaTooNew, Store
+from watcher.store import SchemaTooNew, StateError, Store
 
 # Capabilities that add their own subcommands: each module has register(subparsers).
 CAPABILITY_COMMANDS = (
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"mcp-watcher: configuration error:\n{exc}", file=sys.stderr)
         return 2
-    except SchemaTooNew as exc:
+    except (SchemaTooNew, StateError) as exc:
         print(f"mcp-watcher: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -14,6 +14,9 @@ from typing import Any
 
 import sqlite_utils
 
+from watcher.state_check import StateError, check_state_file
+from watcher.state_check import describe as describe_state_error
+
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
@@ -131,9 +134,16 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if str(path) != ":memory:":
+        try:
+            self._open(str(path))
+        except (sqlite3.DatabaseError, OSError) as exc:  # bad state is a clear error, never a traceback
+            raise StateError(describe_state_error(self.path, exc)) from exc
+
+    def _open(self, path: str) -> None:
+        if path != ":memory:":
+            check_state_file(self.path)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30, isolation_level=None)
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
