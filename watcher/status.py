@@ -23,6 +23,11 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     sources = []
     for sdk in config.sdks:
         poll = polls.get(sdk.name)
+        stable = newest(store, sdk.name, sdk.registry, False)
+        pre = newest(store, sdk.name, sdk.registry, True)
+        older_pre = None
+        if pre and stable and sort_key(sdk.registry, pre) < sort_key(sdk.registry, stable):
+            pre, older_pre = None, pre  # mcp 2.0.0rc1 beside 2.3.0 is history, not the newest pre-release
         sources.append(
             {
                 "sdk": sdk.name,
@@ -31,8 +36,9 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
                 "last_poll": poll["finished"] if poll else None,
                 "ok": bool(poll["ok"]) if poll else None,
                 "error": poll["error"] if poll else None,
-                "newest_stable": newest(store, sdk.name, sdk.registry, False),
-                "newest_prerelease": newest(store, sdk.name, sdk.registry, True),
+                "newest_stable": stable,
+                "newest_prerelease": pre,
+                "older_prerelease": older_pre,
                 "versions_seen": len(store.versions_of(sdk.name)),
             }
         )
@@ -69,6 +75,14 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     }
 
 
+def _pre(source: dict[str, Any]) -> str:
+    if source["newest_prerelease"]:
+        return str(source["newest_prerelease"])
+    if source.get("older_prerelease"):
+        return f"- (last one, {source['older_prerelease']}, is older than {source['newest_stable']})"
+    return "-"
+
+
 def render_status(status: dict[str, Any]) -> str:
     lines = [f"state: {status['state']}"]
     delivery = status.get("delivery")
@@ -91,7 +105,7 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"  {s['sdk']:22} {s['registry']:9} {s['package']}")
         lines.append(
             f"      {health}; newest stable {s['newest_stable'] or '-'}, "
-            f"newest pre-release {s['newest_prerelease'] or '-'} ({s['versions_seen']} versions seen)"
+            f"newest pre-release {_pre(s)} ({s['versions_seen']} versions seen)"
         )
     runs = status["runs"]
     lines += ["", "SUITE RUNS", f"  queued: {', '.join(runs['queued']) or 'none'}"]
