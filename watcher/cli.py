@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import sys
+from typing import Any
 
 from watcher import clock
 from watcher.cli_support import config_and_state, loaded_config
@@ -13,10 +14,12 @@ from watcher.clock import ClockSettingError
 from watcher.config import LoadedConfig, load_config, slack_credentials
 from watcher.contract.commands import register as register_contract_commands
 from watcher.digest.commands import register as register_digest_command
-from watcher.errors import ConfigError, SchemaTooNew
+from watcher.errors import ConfigError, SchemaTooNew, StateError
 from watcher.evaluation.commands import register as register_evaluation_command
 from watcher.logs import setup_logging
 from watcher.notify.delivery import deliver_outbox, make_sink
+from watcher.notify.destination import describe_destination
+from watcher.notify.resend import requeue_failed, resend_console
 from watcher.poller import PollResult, poll_all
 from watcher.service import run_service
 from watcher.spec.commands import register as register_spec_commands
@@ -54,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     outbox = sub.add_parser("outbox", help="list undelivered or failed notices; retry failed ones")
     outbox.add_argument("--retry-failed", action="store_true", help="queue failed notices again and deliver")
+    outbox.add_argument(
+        "--resend-console",
+        action="store_true",
+        help="post notices that were only printed to the console (each once), now that Slack is configured",
+    )
+    outbox.add_argument("--since", default=None, help="with --resend-console: only those printed on or after DATE")
     outbox.set_defaults(handler=cmd_outbox)
 
     # Capabilities that add their own subcommands.
@@ -75,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"mcp-watcher: configuration error:\n{exc}", file=sys.stderr)
         return 2
-    except (SchemaTooNew, ClockSettingError) as exc:
+    except (SchemaTooNew, StateError, ClockSettingError) as exc:
         print(f"mcp-watcher: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -103,9 +112,9 @@ def _poll(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
     queued = queue_after_poll(loaded, store, result.new, result.baseline_newest)
     delivered = None
     if not args.no_deliver:
-        sink = make_sink(
-            slack_credentials(loaded.config.slack), loaded.config.slack, store, sys.stderr if args.json else None
-        )
+        credentials = slack_credentials(loaded.config.slack)
+        _warn_if_degraded(loaded, credentials)
+        sink = make_sink(credentials, loaded.config.slack, store, sys.stderr if args.json else None)
         delivered = deliver_outbox(store, sink)
     if args.json:
         out = result.as_json()
@@ -124,6 +133,12 @@ def _poll(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
         if not args.no_deliver:
             deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
     return 0 if not result.failed else 3
+
+
+def _warn_if_degraded(loaded: LoadedConfig, credentials: Any) -> None:
+    destination = describe_destination(loaded.config.slack, credentials)
+    if destination.degraded:
+        print(f"mcp-watcher: WARNING: {destination.reason}", file=sys.stderr)
 
 
 def _print_poll(result: PollResult, queued: list[str]) -> None:
@@ -151,14 +166,16 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 def cmd_outbox(args: argparse.Namespace) -> int:
     with config_and_state(args) as (loaded, store):
-        _outbox(args, loaded, store)
-    return 0
+        return _outbox(args, loaded, store)
 
 
-def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> None:
+def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
+    if args.resend_console:
+        code = resend_console(loaded, store, args.since)
+        if code:
+            return code
     if args.retry_failed:
-        for row in store.outbox(statuses=("failed",)):
-            store.update_outbox(row["id"], status="queued")
+        requeue_failed(loaded.config, store)  # routed by the current config, not the channel stored with the row
         deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
     rows = store.outbox(statuses=("queued", "sending", "posted", "failed"))
     if not rows:
@@ -167,6 +184,7 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> Non
         print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
         if row["last_error"]:
             print(f"         last error: {row['last_error']}")
+    return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:

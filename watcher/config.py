@@ -12,6 +12,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from watcher.errors import ConfigError as ConfigError
+from watcher.yaml_strict import DuplicateKeyError, UniqueKeyLoader
 
 DEFAULT_CONFIG = Path("config/watcher.yaml")
 CONFIG_ENV = "MCP_WATCHER_CONFIG"
@@ -58,6 +59,8 @@ class SlackSettings(_Strict):
     """Where alerts for the service's operators go (e.g. the spec registry cannot be read)."""
     retries: int = Field(default=3, ge=0, le=10)
     timeout_seconds: float = Field(default=30, gt=0)
+    max_retry_after_seconds: float = Field(default=10, ge=0)
+    """A 429 asking for a longer wait is not waited for: the notice stays queued for the next pass."""
 
 
 class Schedule(_Strict):
@@ -65,6 +68,8 @@ class Schedule(_Strict):
     spec_poll_minutes: float = Field(default=360, gt=0)
     deliver_seconds: float = Field(default=30, gt=0)
     """How often the outbox is retried when Slack was unreachable."""
+    source_alert_minutes: float = Field(default=360, gt=0)
+    """A source failing this long without a break is one operator notice (and one when it recovers)."""
 
 
 class HttpSettings(_Strict):
@@ -73,6 +78,14 @@ class HttpSettings(_Strict):
     backoff_seconds: float = Field(default=0.5, ge=0)
     concurrency: int = Field(default=8, ge=1, le=64)
     user_agent: str = "mcp-watcher"
+    request_deadline_seconds: float = Field(default=60, gt=0)
+    """One request, from connect to the last byte (timeout_seconds applies to each read)."""
+    poll_deadline_seconds: float = Field(default=300, gt=0)
+    """One source's whole poll (every request and retry)."""
+    max_response_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    """A larger answer is refused (and never cached)."""
+    max_retry_after_seconds: float = Field(default=60, ge=0)
+    """A registry's Retry-After longer than this is not waited for: the poll fails and the next one retries."""
 
 
 class Calendar(_Strict):
@@ -412,7 +425,12 @@ def yaml_with_lines(text: str, filename: str) -> tuple[Any, Lines]:
         return {}, {}
     lines: Lines = {}
     _index_lines(node, (), lines)
-    return yaml.safe_load(text), lines
+    try:
+        data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
+    except DuplicateKeyError as exc:
+        line = exc.problem_mark.line + 1 if exc.problem_mark else 1
+        raise ConfigError(f"{filename}:{line}: {exc.problem}") from exc
+    return data, lines
 
 
 def validate_with_lines(model: type[_M], data: Any, filename: str, lines: Lines) -> _M:

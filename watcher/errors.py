@@ -4,9 +4,11 @@
     ├── ConfigError               the YAML, a secret file or a command-line value is wrong (names file, line, key)
     │   └── ServerEnvError        a variable granted to a server (env_from, env_files) cannot be read
     │                             (watcher.suites.server_env)
-    ├── StateError
+    ├── StateError                the state database is missing, corrupt, truncated or unwritable (names the
+    │   │                         file and the remedy)
     │   └── SchemaTooNew          the state file was written by a newer mcp-watcher
     ├── SourceError               a registry is down, timed out or answered something unreadable
+    │   └── ResponseTooLarge      an answer over http_client.max_response_bytes (watcher.sources.base)
     ├── SpecError
     │   ├── RegistryFormatError   the deprecated-features page no longer has the shape we read
     │   └── SepLookupError        a SEP's final date could not be looked up

@@ -21,6 +21,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from watcher.notify.delivery import SLACK_ERRORS
+from watcher.notify.destination import Destination
 from watcher.store import Store
 from watcher.timefmt import utcnow
 
@@ -33,6 +34,8 @@ class Readiness:
     poll_minutes: float
     started: datetime
     scheduler_running: Callable[[], bool]
+    destination: Destination | None = None
+    """Where notices go; a degraded (console) delivery shows in the body and as a metric, not as a 503."""
 
     def check(self) -> tuple[bool, dict[str, Any]]:
         problems: list[str] = []
@@ -50,7 +53,10 @@ class Readiness:
                 f"no successful poll since {last_ok.isoformat() if last_ok else 'start'} "
                 f"(limit {limit.total_seconds() / 60:g} min)"
             )
-        return not problems, {"ready": not problems, "problems": problems, "last_successful_poll": last_ok}
+        detail: dict[str, Any] = {"ready": not problems, "problems": problems, "last_successful_poll": last_ok}
+        if self.destination is not None:
+            detail["delivery"] = self.destination.to_json()
+        return not problems, detail
 
 
 class StoreCollector(Collector):
@@ -100,6 +106,20 @@ class StoreCollector(Collector):
         yield failed
 
 
+class DestinationCollector(Collector):
+    """mcp_watcher_delivery_degraded: 1 while Slack is configured but notices go to the console."""
+
+    def __init__(self, destination: Destination) -> None:
+        self.destination = destination
+
+    def collect(self) -> Iterator[Any]:
+        gauge = GaugeMetricFamily(
+            "mcp_watcher_delivery_degraded", "1 when Slack is configured but notices go to the console", labels=["sink"]
+        )
+        gauge.add_metric([self.destination.sink], 1.0 if self.destination.degraded else 0.0)
+        yield gauge
+
+
 def build_app(
     readiness: Readiness, pages: Sequence[BaseRoute] = (), middleware: Sequence[Middleware] = ()
 ) -> Starlette:
@@ -107,6 +127,8 @@ def build_app(
     registry = CollectorRegistry()
     registry.register(StoreCollector(readiness.store))
     registry.register(SLACK_ERRORS)
+    if readiness.destination is not None:
+        registry.register(DestinationCollector(readiness.destination))
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"alive": True})

@@ -13,6 +13,7 @@ import httpx
 
 from watcher.config import LoadedConfig, SdkSource, Team, WatcherConfig
 from watcher.notify import keys
+from watcher.source_alerts import check_sources
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
 from watcher.sources.notices import release_notice
@@ -84,13 +85,18 @@ async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherC
     started = utcnow()
     http = RegistryHttp(client=client, cache=store, settings=config.http_client)
     adapter = ADAPTERS[sdk.registry]
+    deadline = config.http_client.poll_deadline_seconds
     try:
-        return SourceFetch(sdk, started, await adapter(http, sdk), None, http)
+        releases = await asyncio.wait_for(adapter(http, sdk), timeout=deadline)
+    except TimeoutError:
+        error = f"{sdk.registry}: poll of {sdk.package} did not finish within {deadline:g} s (poll deadline)"
+        return SourceFetch(sdk, started, None, error, http)
     except SourceError as exc:
         return SourceFetch(sdk, started, None, str(exc), http)
     except (ValueError, KeyError, TypeError) as exc:  # a response shape the adapter did not expect
         error = f"{sdk.registry} answered something unreadable: {type(exc).__name__}: {exc}"
         return SourceFetch(sdk, started, None, error, http)
+    return SourceFetch(sdk, started, releases, None, http)
 
 
 async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient | None = None) -> PollResult:
@@ -114,6 +120,7 @@ async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient
         if own_client:
             await client.aclose()
     outcomes = [record(store, config, f.sdk, f.started, f.releases, f.error, f.http) for f in fetched]
+    check_sources(store, config)  # a source failing for schedule.source_alert_minutes → one operator notice
     return PollResult(outcomes)
 
 

@@ -20,6 +20,7 @@ from watcher.digest.schedule import register_digest_job, send_due_digests
 from watcher.errors import PollFailed
 from watcher.health import HttpServer, Readiness, build_app
 from watcher.notify.delivery import deliver_outbox, make_sink
+from watcher.notify.destination import describe_destination
 from watcher.poller import poll_all
 from watcher.spec import watch as spec_watch
 from watcher.store import Store, open_state
@@ -41,6 +42,10 @@ class Service:
     def __post_init__(self) -> None:
         self.delivery_lock = threading.Lock()
         self.digest_caught_up = False
+        self.failed_jobs: dict[str, str] = {}
+        """Job name → its last exception (cleared when it succeeds): what `run --once` reports."""
+        self.partial: dict[str, str] = {}
+        """What a job did not finish although it did not raise: sources failed, notices undelivered."""
 
     # --- jobs ----------------------------------------------------------------------------------------
 
@@ -55,6 +60,10 @@ class Service:
             len(result.failed),
             " (baseline taken)" if result.baseline else "",
         )
+        if result.failed:
+            self.partial["poll_sdks"] = "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed)
+        else:
+            self.partial.pop("poll_sdks", None)
         if result.outcomes and all(not o.ok for o in result.outcomes):
             raise PollFailed("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
         self.deliver()
@@ -64,7 +73,14 @@ class Service:
             started = utcnow()
             summary = asyncio.run(_with_client(lambda client: spec_watch.poll_spec(self.loaded, self.store, client)))
             self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
+            from watcher.source_alerts import check_sources
+
+            check_sources(self.store, self.loaded.config)
             log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
+            if summary.get("ok"):
+                self.partial.pop("poll_spec", None)
+            else:
+                self.partial["poll_spec"] = f"spec: {summary.get('error')}"
             self.deliver()
         finally:
             # A digest missed while the service was down goes out once at start, after the spec was read
@@ -79,6 +95,11 @@ class Service:
             config = self.loaded.config
             sink = make_sink(slack_credentials(config.slack), config.slack, self.store)
             report = deliver_outbox(self.store, sink)
+            undelivered = {**report.retry_later, **report.failed}
+            if undelivered:
+                self.partial["deliver"] = f"{len(undelivered)} notice(s) not delivered"
+            else:
+                self.partial.pop("deliver", None)
             if report.sent or report.retry_later or report.failed:
                 log.info(
                     "outbox: %d delivered, %d to retry, %d failed",
@@ -130,9 +151,11 @@ class Service:
                 return
             try:
                 job()
-            except Exception:  # a job's failure is logged and retried next time, never fatal
+            except Exception as exc:  # a job's failure is logged and retried next time, never fatal
                 log.exception("job %s failed", name)
+                self.failed_jobs[name] = f"{type(exc).__name__}: {exc}"
                 return
+            self.failed_jobs.pop(name, None)
             self.last_success[name] = utcnow()
 
         return run
@@ -162,8 +185,28 @@ async def _with_client(run: Callable[[Any], Any]) -> Any:
         return await run(client)
 
 
+ONCE_OK, ONCE_JOB_FAILED, ONCE_PARTIAL = 0, 1, 3
+
+
+def once_exit_code(service: Service) -> int:
+    """`run --once`: 0 every job ran and every source was read and every notice delivered; 1 a job failed
+    (e.g. every source failed, the state could not be written); 3 the jobs ran but some source failed or
+    some notice is still undelivered."""
+    for name, error in service.failed_jobs.items():
+        log.error("run --once: job %s failed: %s", name, error)
+    for name, what in service.partial.items():
+        log.warning("run --once: %s incomplete: %s", name, what)
+    if service.failed_jobs:
+        return ONCE_JOB_FAILED
+    return ONCE_PARTIAL if service.partial else ONCE_OK
+
+
 def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = False) -> int:
-    slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start, with its name
+    credentials = slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start, with its name
+    destination = describe_destination(loaded.config.slack, credentials)
+    (log.error if destination.degraded else log.warning if destination.sink == "console" else log.info)(
+        "notices go to: %s", destination.reason
+    )
     endpoint = loaded.config.http
     if endpoint.enabled or port is not None:
         from watcher.web.access import resolve_access
@@ -180,14 +223,16 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     if once:
         for name, job, _ in service.jobs():
             service.guarded(name, job)()
-        return 0
+        return once_exit_code(service)
     scheduler = service.scheduler()
     http = None
     if endpoint.enabled or port is not None:
         from watcher.web.app import web_parts
         from watcher.web.context import WebContext, known_secrets
 
-        readiness = Readiness(store, loaded.config.schedule.poll_minutes, utcnow(), lambda: scheduler.running)
+        readiness = Readiness(
+            store, loaded.config.schedule.poll_minutes, utcnow(), lambda: scheduler.running, destination
+        )
         pages = WebContext(loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
         app = build_app(readiness, *web_parts(pages, access))
         http = HttpServer(app, endpoint.host, port if port is not None else endpoint.port)

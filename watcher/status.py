@@ -23,6 +23,11 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     sources = []
     for sdk in config.sdks:
         poll = polls.get(sdk.name)
+        stable = newest(store, sdk.name, sdk.registry, False)
+        pre = newest(store, sdk.name, sdk.registry, True)
+        older_pre = None
+        if pre and stable and sort_key(sdk.registry, pre) < sort_key(sdk.registry, stable):
+            pre, older_pre = None, pre  # mcp 2.0.0rc1 beside 2.3.0 is history, not the newest pre-release
         sources.append(
             {
                 "sdk": sdk.name,
@@ -31,8 +36,9 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
                 "last_poll": poll["finished"] if poll else None,
                 "ok": bool(poll["ok"]) if poll else None,
                 "error": poll["error"] if poll else None,
-                "newest_stable": newest(store, sdk.name, sdk.registry, False),
-                "newest_prerelease": newest(store, sdk.name, sdk.registry, True),
+                "newest_stable": stable,
+                "newest_prerelease": pre,
+                "older_prerelease": older_pre,
                 "versions_seen": len(store.versions_of(sdk.name)),
             }
         )
@@ -52,8 +58,13 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
             if done
             else None
         )
+    from watcher.config import slack_credentials
+    from watcher.notify.destination import describe_destination
+
+    destination = describe_destination(config.slack, slack_credentials(config.slack))
     return {
         "state": str(store.path),
+        "delivery": {**destination.to_json(), "console_notices": len(store.outbox(statuses=("console",)))},
         "sources": sources,
         "runs": runs,
         "outbox": {
@@ -65,8 +76,26 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     }
 
 
+def _pre(source: dict[str, Any]) -> str:
+    if source["newest_prerelease"]:
+        return str(source["newest_prerelease"])
+    if source.get("older_prerelease"):
+        return f"- (last one, {source['older_prerelease']}, is older than {source['newest_stable']})"
+    return "-"
+
+
 def render_status(status: dict[str, Any]) -> str:
-    lines = [f"state: {status['state']}", "", "SOURCES"]
+    lines = [f"state: {status['state']}"]
+    delivery = status.get("delivery")
+    if delivery:
+        flag = "DEGRADED: " if delivery["degraded"] else ""
+        lines.append(f"delivery: {flag}{delivery['reason']}")
+        if delivery["console_notices"] and delivery["sink"] != "console":
+            lines.append(
+                f"  {delivery['console_notices']} notice(s) were only printed to the console: "
+                "`mcp-watcher outbox --resend-console` posts them"
+            )
+    lines += ["", "SOURCES"]
     for s in status["sources"]:
         if s["last_poll"] is None:
             health = "never polled"
@@ -77,7 +106,7 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"  {s['sdk']:22} {s['registry']:9} {s['package']}")
         lines.append(
             f"      {health}; newest stable {s['newest_stable'] or '-'}, "
-            f"newest pre-release {s['newest_prerelease'] or '-'} ({s['versions_seen']} versions seen)"
+            f"newest pre-release {_pre(s)} ({s['versions_seen']} versions seen)"
         )
     runs = status["runs"]
     lines += ["", "SUITE RUNS", f"  queued: {', '.join(runs['queued']) or 'none'}"]

@@ -20,6 +20,8 @@ import sqlite_utils
 
 from watcher.config import LoadedConfig
 from watcher.errors import SchemaTooNew as SchemaTooNew
+from watcher.state_check import StateError, check_state_file
+from watcher.state_check import describe as describe_state_error
 from watcher.store_schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -30,6 +32,7 @@ from watcher.store_schema import (
     PollCount,
     PollRow,
     RunRow,
+    SourcePolls,
     VerdictFigures,
     VersionRow,
 )
@@ -47,9 +50,16 @@ class Store:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        if str(path) != ":memory:":
+        try:
+            self._open(str(path))
+        except (sqlite3.DatabaseError, OSError) as exc:  # bad state is a clear error, never a traceback
+            raise StateError(describe_state_error(self.path, exc)) from exc
+
+    def _open(self, path: str) -> None:
+        if path != ":memory:":
+            check_state_file(self.path)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(path), check_same_thread=False, timeout=30, isolation_level=None)
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
@@ -101,6 +111,10 @@ class Store:
             self.db.table("kv").upsert(
                 {"key": key, "value": json.dumps(value, sort_keys=True), "updated": iso(utcnow())}, pk="key"
             )
+
+    def delete_kv(self, key: str) -> None:
+        with self._lock, self.db.conn:
+            self.db.execute("delete from kv where key = ?", [key])
 
     # --- HTTP cache for conditional requests -------------------------------------------------------
 
@@ -188,6 +202,29 @@ class Store:
         """Source → when its last successful poll finished."""
         rows = self.db.query("select source, max(finished) as at from polls where ok = 1 group by source")
         return {row["source"]: moment for row in rows if (moment := parse_iso(row["at"])) is not None}
+
+    def source_polls(self, source: str) -> SourcePolls:
+        """One source's poll history in brief: its latest poll, its last good one, and the first poll after it."""
+        latest = list(self.db.query("select * from polls where source = ? order by id desc limit 1", [source]))
+        good = self._one("select max(id) as id, max(finished) as at from polls where source = ? and ok = 1", [source])
+        after = list(
+            self.db.query(
+                "select * from polls where source = ? and id > ? order by id limit 1", [source, good["id"] or 0]
+            )
+        )
+        return SourcePolls(
+            latest=cast(PollRow, latest[0]) if latest else None,
+            last_ok_at=parse_iso(good["at"]),
+            first_after_last_ok=cast(PollRow, after[0]) if after else None,
+        )
+
+    def poll_tally(self, source: str, since: datetime, until: datetime) -> tuple[int, int]:
+        """(polls, successful polls) of ``source`` that finished in [since, until)."""
+        row = self._one(
+            "select count(*) as n, sum(ok) as good from polls where source = ? and finished >= ? and finished < ?",
+            [source, iso(since), iso(until)],
+        )
+        return int(row["n"] or 0), int(row["good"] or 0)
 
     def poll_counts(self) -> list[PollCount]:
         rows = self.db.query("select source, ok, count(*) as n from polls group by source, ok")

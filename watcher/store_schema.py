@@ -129,6 +129,16 @@ class PollRow(TypedDict):
     new: int
 
 
+@dataclass(frozen=True)
+class SourcePolls:
+    """What the source-health alerts need of one source's polls."""
+
+    latest: PollRow | None
+    last_ok_at: datetime | None
+    first_after_last_ok: PollRow | None
+    """The first poll after the last successful one (the start of an outage), or None."""
+
+
 class HttpCacheRow(TypedDict):
     url: str
     etag: str | None

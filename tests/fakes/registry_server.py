@@ -11,6 +11,8 @@ Usage (a context manager; as a pytest fixture, ``yield`` from inside the ``with`
         registry.fail(path, status=429, retry_after=1, times=1)          # once, then the fixture again
         registry.fail(path, malformed=True)        # 200 with the fixture cut in half (broken JSON/XML)
         registry.fail(path, hang=True)             # never answers (until stop): client timeouts
+        registry.fail(path, trickle=0.5)           # the fixture, one byte every 0.5 s (each read is quick)
+        registry.fail(path, oversize=50_000_000)   # 200, that many bytes, no Content-Length, 64 KiB chunks
         registry.clear_faults()
         registry.stats.requests, .bytes, .not_modified, .by_path["/pypi/simple/mcp/"]
         registry.reset_stats()
@@ -64,6 +66,10 @@ class Fault:
     hang: bool = False
     times: int | None = None
     """How many requests it answers; None: all of them."""
+    trickle: float | None = None
+    """Seconds between single bytes of the body."""
+    oversize: int | None = None
+    """Bytes of filler to send instead of the fixture."""
 
 
 @dataclass
@@ -114,11 +120,13 @@ class FakeRegistry:
         malformed: bool = False,
         hang: bool = False,
         times: int | None = None,
+        trickle: float | None = None,
+        oversize: int | None = None,
     ) -> None:
-        if sum([status is not None, malformed, hang]) != 1:
-            raise ValueError("give exactly one of status=, malformed=True, hang=True")
+        if sum([status is not None, malformed, hang, trickle is not None, oversize is not None]) != 1:
+            raise ValueError("give exactly one of status=, malformed=True, hang=True, trickle=, oversize=")
         with self._lock:
-            self._faults[_path_only(path)] = Fault(status, retry_after, malformed, hang, times)
+            self._faults[_path_only(path)] = Fault(status, retry_after, malformed, hang, times, trickle, oversize)
 
     def clear_faults(self) -> None:
         with self._lock:
@@ -185,6 +193,9 @@ def _handler_for(registry: FakeRegistry) -> type[BaseHTTPRequestHandler]:
                 registry._stopping.wait(HANG_LIMIT_SECONDS)
                 self.close_connection = True
                 return
+            if fault is not None and fault.oversize is not None:
+                self._stream_filler(path, fault.oversize)
+                return
             if fault is not None and fault.status is not None:
                 body = f"fake registry: injected HTTP {fault.status}\n".encode()
                 extra = {"Retry-After": f"{fault.retry_after:g}"} if fault.retry_after is not None else {}
@@ -211,8 +222,46 @@ def _handler_for(registry: FakeRegistry) -> type[BaseHTTPRequestHandler]:
                 registry._count(path, 0, not_modified=True)
                 self._send(304, b"", None, validators)
                 return
+            if fault is not None and fault.trickle is not None:
+                self._trickle(path, body, content_type, fault.trickle)
+                return
             registry._count(path, len(body))
             self._send(200, body, content_type, validators)
+
+        def _stream_filler(self, path: str, size: int) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Connection", "close")  # no Content-Length: the client must count for itself
+            self.end_headers()
+            chunk = b" " * 65536
+            sent = 0
+            try:
+                while sent < size and not registry._stopping.is_set():
+                    part = chunk[: min(len(chunk), size - sent)]
+                    self.wfile.write(part)
+                    sent += len(part)
+            except OSError:
+                pass  # the client refused the rest: that is the point
+            registry._count(path, sent)
+            self.close_connection = True
+
+        def _trickle(self, path: str, body: bytes, content_type: str, pause: float) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            sent = 0
+            try:
+                for byte in body:
+                    if registry._stopping.wait(pause):
+                        break
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                    sent += 1
+            except OSError:
+                pass  # the client gave up
+            registry._count(path, sent)
+            self.close_connection = True
 
         def _not_modified(self, etag: str, mtime: int) -> bool:
             if_none_match = self.headers.get("If-None-Match")

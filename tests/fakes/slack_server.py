@@ -9,6 +9,7 @@ The real ``slack-sdk`` client talks to it over loopback (``WebClient(base_url=fa
         slack.fail_next("chat.postMessage", status=503, times=5)
         slack.fail_next("chat.postMessage", error="channel_not_found")  # HTTP 200, ok: false
         slack.slow_next("chat.postMessage", seconds=5)   # answers (and records) only after 5 s
+        slack.fail_next("chat.postMessage", status=503, store_first=True)  # stores the message, then 503
 
 Methods: auth.test, chat.postMessage (text, blocks, thread_ts, metadata), conversations.list,
 conversations.history (with metadata), files.getUploadURLExternal, the upload URL itself,
@@ -35,6 +36,8 @@ class _Failure:
     error: str | None = None
     retry_after: int | None = None
     times: int = 1
+    store_first: bool = False
+    """Carry the call out (e.g. store the message), then answer the failure anyway."""
 
 
 @dataclass
@@ -75,9 +78,10 @@ class FakeSlack(LoopbackServer):
         error: str | None = None,
         retry_after: int | None = None,
         times: int = 1,
+        store_first: bool = False,
     ) -> None:
         with self._lock:
-            self._failures.setdefault(method, []).append(_Failure(status, error, retry_after, times))
+            self._failures.setdefault(method, []).append(_Failure(status, error, retry_after, times, store_first))
 
     def slow_next(self, method: str, seconds: float, times: int = 1) -> None:
         with self._lock:
@@ -114,6 +118,10 @@ class FakeSlack(LoopbackServer):
             delay = delays.pop(0) if delays else 0.0
         if delay:
             time.sleep(delay)  # the request is handled after the pause, even if the client has gone
+        if failure is not None and failure.store_first:
+            handler = getattr(self, "_api_" + method.replace(".", "_"), None)
+            if handler is not None:
+                handler(params)
         if failure is not None:
             headers = {"Retry-After": str(failure.retry_after)} if failure.retry_after is not None else {}
             body = {"ok": False, "error": failure.error or ("ratelimited" if failure.status == 429 else "fatal_error")}

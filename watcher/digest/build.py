@@ -16,6 +16,7 @@ from watcher.digest.sections.changes import SpecView, feature_of, load_spec_view
 from watcher.digest.sections.exposure import server_findings
 from watcher.digest.sections.outlook import outlook
 from watcher.digest.sections.releases import releases_of_period, team_sdks
+from watcher.source_alerts import unchecked_sources
 from watcher.spec.calendar import projected_releases
 from watcher.store import Store, iso, parse_iso
 
@@ -52,6 +53,7 @@ def build_digest(
             f"Earliest removal not computed (shown as unresolved, not guessed) for: {', '.join(unresolved)}."
         )
     sdks = team_sdks(config, team)
+    problems += unchecked_sources(store, config, sdks, since, until)  # "nothing new" only for sources read
     span_start, span_end = timeline_span(features, today)
     return Digest(
         team=team.name,

@@ -13,20 +13,17 @@ import logging
 import sys
 from dataclasses import dataclass, field
 from datetime import timedelta
+from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 from prometheus_client import Counter
 from slack_sdk import WebClient, WebhookClient
 from slack_sdk.errors import SlackApiError, SlackClientError
-from slack_sdk.http_retry.builtin_handlers import (
-    ConnectionErrorRetryHandler,
-    RateLimitErrorRetryHandler,
-    ServerErrorRetryHandler,
-)
 
 from watcher.config import SlackCredentials, SlackSettings
 from watcher.errors import WatcherError
 from watcher.notify import keys
+from watcher.notify.retry import post_handlers, read_handlers
 from watcher.store import Store, iso, parse_iso, utcnow
 
 log = logging.getLogger(__name__)
@@ -56,12 +53,22 @@ AUTH_ERRORS = frozenset({"invalid_auth", "not_authed", "account_inactive", "toke
 
 
 class DeliveryError(WatcherError):
-    def __init__(self, reason: str, *, permanent: bool = False, auth: bool = False, kind: str = "other") -> None:
+    def __init__(
+        self,
+        reason: str,
+        *,
+        permanent: bool = False,
+        auth: bool = False,
+        kind: str = "other",
+        unknown: bool = False,
+    ) -> None:
         super().__init__(reason)
         self.reason = reason
         self.kind = kind
         self.permanent = permanent
         self.auth = auth
+        self.unknown = unknown
+        """Slack may or may not have the message: the row stays "sending" until a lookup answers."""
 
 
 @dataclass(frozen=True)
@@ -82,23 +89,18 @@ class Sink(Protocol):
     def upload(self, row: dict[str, Any], posted: Posted) -> None: ...
 
 
-def _slack_error(exc: SlackClientError) -> DeliveryError:
+def _slack_error(exc: Exception) -> DeliveryError:
+    """Slack's failure as a DeliveryError. Anything but a clear answer leaves the outcome unknown."""
     if isinstance(exc, SlackApiError):
         error = str(exc.response.get("error") or f"HTTP {exc.response.status_code}")
         if exc.response.status_code == 429:
             return DeliveryError(f"rate limited by Slack ({error}); will retry", kind="rate_limited")
         if exc.response.status_code >= 500:
-            return DeliveryError(f"Slack answered HTTP {exc.response.status_code}; will retry", kind="server_error")
+            return DeliveryError(f"Slack answered HTTP {exc.response.status_code}", kind="server_error", unknown=True)
         return DeliveryError(error, permanent=error in PERMANENT_ERRORS, auth=error in AUTH_ERRORS, kind=error)
-    return DeliveryError(f"cannot reach Slack: {type(exc).__name__}: {exc}", kind="connection")
-
-
-def retry_handlers(retries: int) -> list[Any]:
-    return [
-        ConnectionErrorRetryHandler(max_retry_count=retries),
-        RateLimitErrorRetryHandler(max_retry_count=retries),
-        ServerErrorRetryHandler(max_retry_count=retries),
-    ]
+    if isinstance(exc, TimeoutError):
+        return DeliveryError(f"no answer from Slack in time ({exc or 'read timeout'})", kind="timeout", unknown=True)
+    return DeliveryError(f"cannot reach Slack: {type(exc).__name__}: {exc}", kind="connection", unknown=True)
 
 
 class WebApiSink:
@@ -107,17 +109,21 @@ class WebApiSink:
     name = "slack"
 
     def __init__(self, token: str, settings: SlackSettings, store: Store) -> None:
-        kwargs: dict[str, Any] = {"token": token, "timeout": int(settings.timeout_seconds)}
+        kwargs: dict[str, Any] = {"token": token, "timeout": max(1, int(settings.timeout_seconds))}
         if settings.api_url:
             kwargs["base_url"] = settings.api_url if settings.api_url.endswith("/") else settings.api_url + "/"
-        self.client = WebClient(**kwargs)
+        wait = settings.max_retry_after_seconds
+        self.client = WebClient(**kwargs)  # lookups and uploads: safe to retry
         self.client.retry_handlers.clear()
-        self.client.retry_handlers.extend(retry_handlers(settings.retries))
+        self.client.retry_handlers.extend(read_handlers(settings.retries, wait))
+        self.poster = WebClient(**kwargs)  # chat.postMessage: retried only on a 429 (never posted)
+        self.poster.retry_handlers.clear()
+        self.poster.retry_handlers.extend(post_handlers(settings.retries, wait))
         self.store = store
 
     def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted:
         try:
-            response = self.client.chat_postMessage(
+            response = self.poster.chat_postMessage(
                 channel=thread_channel or row["channel"],
                 text=row["text"],
                 blocks=row["blocks"] or None,
@@ -125,7 +131,7 @@ class WebApiSink:
                 metadata={"event_type": METADATA_EVENT, "event_payload": {"key": row["key"]}},
                 unfurl_links=False,
             )
-        except SlackClientError as exc:
+        except (SlackClientError, OSError) as exc:
             raise _slack_error(exc) from None
         return Posted(channel=str(response["channel"]), ts=str(response["ts"]))
 
@@ -144,8 +150,11 @@ class WebApiSink:
                 response = self.client.conversations_history(
                     channel=channel, include_all_metadata=True, oldest=oldest, limit=200
                 )
-        except SlackClientError as exc:
-            raise _slack_error(exc) from None
+        except (SlackClientError, OSError) as exc:
+            error = _slack_error(exc)
+            error.unknown = not error.permanent
+            error.reason = f"outcome unknown, lookup by key failed: {error.reason}"
+            raise error from None
         for message in response.get("messages", []):
             payload = (message.get("metadata") or {}).get("event_payload") or {}
             if payload.get("key") == row["key"]:
@@ -184,7 +193,9 @@ class WebApiSink:
             except SlackClientError as exc:
                 raise _slack_error(exc) from None
             except OSError as exc:
-                raise DeliveryError(f"cannot read {item['path']}: {exc.strerror}", permanent=True) from None
+                if not Path(item["path"]).is_file():
+                    raise DeliveryError(f"cannot read {item['path']}: {exc.strerror}", permanent=True) from None
+                raise _slack_error(exc) from None
 
 
 class WebhookSink:
@@ -194,7 +205,9 @@ class WebhookSink:
 
     def __init__(self, url: str, settings: SlackSettings) -> None:
         self.client = WebhookClient(
-            url, timeout=int(settings.timeout_seconds), retry_handlers=retry_handlers(settings.retries)
+            url,
+            timeout=max(1, int(settings.timeout_seconds)),
+            retry_handlers=post_handlers(settings.retries, settings.max_retry_after_seconds),
         )
 
     def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted:
@@ -296,9 +309,15 @@ def deliver_outbox(store: Store, sink: Sink, limit: int | None = None) -> Delive
                     extra={"notice": row["key"]},
                 )
                 continue
-            # Back to "queued" only if nothing reached Slack; a posted message keeps its state.
+            # Back to "queued" only if nothing reached Slack; a posted message keeps its state, and a send
+            # whose outcome is unknown stays "sending" until a lookup by its key answers.
             current = store.outbox_row(row["key"])
-            status = "posted" if current and current["status"] == "posted" else "queued"
+            if current and current["status"] == "posted":
+                status = "posted"
+            elif exc.unknown and current and current["status"] == "sending":
+                status = "sending"
+            else:
+                status = "queued"
             store.update_outbox(row["id"], status=status, last_error=exc.reason)
             report.retry_later[row["key"]] = exc.reason
             log.warning(
@@ -311,6 +330,8 @@ def deliver_outbox(store: Store, sink: Sink, limit: int | None = None) -> Delive
             if exc.auth:
                 log.error("Slack rejected the credentials (%s): delivery paused, notices kept", exc.reason)
                 break
+            if exc.kind == "rate_limited":
+                break  # Slack asked for a longer wait than we block for: the next pass goes on
             continue
         store.update_outbox(
             row["id"],
@@ -334,7 +355,19 @@ def _deliver_one(
         posted = sink.find_posted(row, thread_ts, thread_channel)
     if posted is None:
         store.update_outbox(row["id"], status="sending", attempts=(row["attempts"] or 0) + 1)
-        posted = sink.post(row, thread_ts, thread_channel)
+        try:
+            posted = sink.post(row, thread_ts, thread_channel)
+        except DeliveryError as exc:
+            if not exc.unknown or exc.kind != "server_error":
+                raise  # after a timeout Slack may still be storing it: the next pass looks it up
+            # Slack answered 5xx, it may have stored it: ask by key now. A failed lookup leaves it "sending".
+            posted = sink.find_posted(row, thread_ts, thread_channel)
+            if posted is None:
+                raise DeliveryError(
+                    f"{exc.reason}; a lookup by key found no such message: will post again",
+                    kind=exc.kind,
+                ) from None
+            log.info("notice %s: Slack answered %s but has the message", row["key"], exc.reason)
     if row["files"]:
         store.update_outbox(row["id"], status="posted", slack_channel=posted.channel, slack_ts=posted.ts)
         sink.upload(row, posted)

@@ -82,6 +82,16 @@ def digest_reply(parent_key: str, number: int) -> str:
 # --- the spec watcher ----------------------------------------------------------------------------------------
 
 
+def source_down(source: str, since: str) -> str:
+    """An SDK registry or the spec that has failed without a break since ``since`` (an operator alert)."""
+    return f"source-down:{source}:{since}"
+
+
+def source_recovered(source: str, since: str) -> str:
+    """That source readable again after the outage that began at ``since``."""
+    return f"source-recovered:{source}:{since}"
+
+
 def spec_registry_change(generation: int, kind: str, feature_key: str) -> str:
     """A change of one registry row, found when the registry's ``generation`` was stored."""
     return f"spec:registry:g{generation}:{kind}:{feature_key}"

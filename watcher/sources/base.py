@@ -43,6 +43,10 @@ class RegistryInfo:
         return self.project_page.format(package=package, version=version, group=group, artifact=artifact)
 
 
+class ResponseTooLarge(SourceError):
+    """The answer exceeded ``http_client.max_response_bytes``: refused, not retried, never cached."""
+
+
 @dataclass(frozen=True)
 class Release:
     version: str
@@ -122,7 +126,7 @@ class RegistryHttp:
                 request_headers["If-None-Match"] = etag
             if last_modified := cached.get("last_modified"):
                 request_headers["If-Modified-Since"] = last_modified
-        response = await self._get_with_retries(url, request_headers)
+        response, body = await self._get_with_retries(url, request_headers)
         if response.status_code == 304 and cached is not None:
             self.stats.not_modified += 1
             return Fetched(body=cached["body"], not_modified=True, url=url)
@@ -130,18 +134,22 @@ class RegistryHttp:
             return None
         if response.status_code != 200:
             raise SourceError(f"{url}: HTTP {response.status_code} {response.reason_phrase}".rstrip())
-        body = response.content
         self.cache.http_cache_put(url, response.headers.get("etag"), response.headers.get("last-modified"), body)
         return Fetched(body=body, not_modified=False, url=url)
 
-    async def _get_with_retries(self, url: str, headers: dict[str, str]) -> httpx.Response:
+    async def _get_with_retries(self, url: str, headers: dict[str, str]) -> tuple[httpx.Response, bytes]:
         attempts = self.settings.retries + 1
         last_problem = ""
+        deadline = self.settings.request_deadline_seconds
         for attempt in range(attempts):
             if attempt:
                 await self.sleep(self.settings.backoff_seconds * (2 ** (attempt - 1)))
             try:
-                response = await self.client.get(url, headers=headers, timeout=self.settings.timeout_seconds)
+                response, body = await asyncio.wait_for(self._read_limited(url, headers), timeout=deadline)
+            except TimeoutError:
+                self.stats.requests += 1
+                last_problem = f"no complete answer within the {deadline:g} s request deadline"
+                continue
             except httpx.TimeoutException:
                 self.stats.requests += 1
                 last_problem = f"timed out after {self.settings.timeout_seconds:g} s"
@@ -151,15 +159,34 @@ class RegistryHttp:
                 last_problem = f"{type(exc).__name__}: {exc}"
                 continue
             self.stats.requests += 1
-            self.stats.bytes += len(response.content) + _header_bytes(response)
+            self.stats.bytes += len(body) + _header_bytes(response)
             if response.status_code == 429 or response.status_code >= 500:
                 last_problem = f"HTTP {response.status_code} {response.reason_phrase}".rstrip()
                 retry_after = _retry_after_seconds(response)
+                if retry_after is not None and retry_after > self.settings.max_retry_after_seconds:
+                    last_problem += f" asking to wait {retry_after:g} s"
+                    break  # not worth blocking the poll: the next poll tries again
                 if retry_after is not None and attempt + 1 < attempts:
-                    await self.sleep(min(retry_after, 60.0))
+                    await self.sleep(retry_after)
                 continue
-            return response
-        raise SourceError(f"{url}: {last_problem} (after {attempts} attempts)")
+            return response, body
+        raise SourceError(f"{url}: {last_problem} (after {attempt + 1} attempts)")
+
+    async def _read_limited(self, url: str, headers: dict[str, str]) -> tuple[httpx.Response, bytes]:
+        """Stream the body and stop at ``max_response_bytes``: a huge answer never sits in memory or the cache."""
+        limit = self.settings.max_response_bytes
+        async with self.client.stream("GET", url, headers=headers, timeout=self.settings.timeout_seconds) as response:
+            declared = response.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > limit:
+                raise ResponseTooLarge(f"{url}: answer of {int(declared):,} bytes refused (limit {limit:,} bytes)")
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > limit:
+                    raise ResponseTooLarge(f"{url}: answer larger than {limit:,} bytes refused")
+                chunks.append(chunk)
+            return response, b"".join(chunks)
 
 
 def _header_bytes(response: httpx.Response) -> int:
