@@ -22,6 +22,7 @@ from typing import Any
 from watcher import clock
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.suites import checkout, conformance, deprecations, toolchain
+from watcher.suites.declared import substitute
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
 from watcher.suites.server_env import ServerEnvError, granted_env
@@ -65,7 +66,7 @@ def new_run_id(sdk_version: str) -> str:
 def resolve_command(start: Sequence[str], env: EnvResult, port: int | None) -> list[str]:
     """The configured start command, run inside the environment: `python`, `node`, `npm` and the
     environment's own executables resolve to the environment's copies."""
-    args = [a.replace("{port}", str(port)) if port is not None else a for a in start]
+    args = substitute(start, version=env.sdk_version, package=env.sdk_package, workdir=env.project_dir or "", port=port)
     exe, rest = args[0], args[1:]
     if exe in ("python", "python3") and env.language == "python":
         return [str(Path(env.bin_dirs[0]) / "python"), *rest]
@@ -187,6 +188,7 @@ class _Run:
             timeout=self.server.timeouts.install,
             secret_names=self.secret_names,
             cancel=self.cancel,
+            prepare=self.server.prepare,
         )
 
     def granted(self) -> dict[str, str]:
@@ -247,7 +249,10 @@ class _Run:
         self.report["install"] = env.as_dict()
         if not env.ok:
             self.check_cancel()
-            self.mark(FAIL, f"{self.sdk_package} {self.sdk_version}: install failed: {env.error}")
+            if self.server.language == "other":  # the team's own build failed: no verdict on the SDK
+                self.mark(ERROR, f"{self.sdk_package} {self.sdk_version}: {env.error}")
+            else:
+                self.mark(FAIL, f"{self.sdk_package} {self.sdk_version}: install failed: {env.error}")
             return
         self.check_cancel()
         candidate_snapshot = self.run_dir / "snapshot"
@@ -381,7 +386,7 @@ class _Run:
             if not stored.is_dir():
                 raise FileNotFoundError(f"baseline_snapshot folder does not exist: {stored}")
             return stored, version
-        key = env_key(self.server.language, self.sdk_package, version, self.project)
+        key = env_key(self.server.language, self.sdk_package, version, self.project, self.server.prepare)
         cache = self.envs_dir / _safe(self.server.name) / "baseline-snapshots" / f"{_safe(version)}-{key}"
         with locked(cache.with_name(cache.name + ".lock")):
             if not (cache / "complete").exists():
