@@ -151,6 +151,8 @@ class GitHubActionsExecutor(_Strict):
     token_env: str | None = "GITHUB_TOKEN"
     token_file: str | None = None
     api_url: str = "https://api.github.com"
+    web_url: str = "https://github.com"
+    """Where the links in results point (GitHub Enterprise: your host)."""
     artifact: str = "mcp-watcher-report"
     """The name of the artifact holding report.json."""
     timeout_minutes: float = Field(default=60, gt=0)

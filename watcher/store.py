@@ -120,7 +120,26 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
     db["runs"].create_index(["status", "id"])
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]
+def _m2_dispatched_runs(db: sqlite_utils.Database) -> None:
+    """Suite runs handed to a team's CI (GitHub Actions): one dispatch per run key, followed across restarts."""
+    db["dispatched_runs"].create(
+        {
+            "run_key": str,
+            "server": str,
+            "sdk_version": str,
+            "repo": str,
+            "workflow": str,
+            "state": str,
+            "gh_run_id": int,
+            "html_url": str,
+            "dispatched_at": str,
+            "updated": str,
+        },
+        pk="run_key",
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_dispatched_runs]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -375,6 +394,17 @@ class Store:
         return rows
 
     # --- status page queries (watcher/web): read-only, light rows -----------------------------------
+
+    # --- runs dispatched to a team's CI ----------------------------------------------------------------
+
+    def dispatched(self, run_key: str) -> dict[str, Any] | None:
+        rows = list(self.db.query("select * from dispatched_runs where run_key = ?", [run_key]))
+        return rows[0] if rows else None
+
+    def record_dispatch(self, run_key: str, **fields: Any) -> None:
+        """Create or update the row of one dispatched run (state, gh_run_id, html_url, …)."""
+        with self._lock:
+            self.db["dispatched_runs"].upsert({"run_key": run_key, **fields, "updated": iso(utcnow())}, pk="run_key")
 
     def run_cells(self) -> list[dict[str, Any]]:
         """Every run without its report (the status matrix): id, server, sdk, version, status, verdict, times."""

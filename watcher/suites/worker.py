@@ -16,8 +16,9 @@ from typing import Any
 from watcher.config import ConfigError, LoadedConfig
 from watcher.notify import keys
 from watcher.store import Store
+from watcher.suites.executors import execute
 from watcher.suites.notices import result_notice
-from watcher.suites.runner import ERROR, run_check
+from watcher.suites.runner import ERROR
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ def queue_after_poll(
 def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: threading.Event | None) -> dict[str, Any]:
     started = time.monotonic()
     try:
-        report = run_check(loaded, run["server"], run["sdk_version"], cancel=stop)
+        report = execute(loaded, store, run, stop)
     except ConfigError as exc:  # the server was removed from the config after the run was queued
         report = {
             "server": run["server"],
