@@ -38,6 +38,10 @@ class Interrupted(Exception):
     pass
 
 
+DISPATCH_INPUTS = ("server", "sdk_package", "sdk_version", "run_key")
+"""The inputs the team's workflow declares (deploy/github/workflows/mcp-watcher.yml)."""
+
+
 def run_key(run: dict[str, Any]) -> str:
     """One key per queued run: the same after a restart (the store's run id does not change)."""
     raw = f"{run['server']}-{run['sdk_version']}-{run['id']}"
