@@ -226,7 +226,9 @@ class Server(_Strict):
 
     @model_validator(mode="after")
     def _where_and_how(self) -> Server:
-        if (self.path is None) == (self.source is None):
+        if self.path is not None and self.source is not None:
+            raise ValueError("give exactly one of path (a folder) or source (a git repository), not both")
+        if self.path is None and self.source is None and self.executor.kind == "local":
             raise ValueError("give exactly one of path (a folder) or source (a git repository)")
         if (self.token_env or self.token_file) and self.source is None:
             raise ValueError("token_env / token_file are for source.git; this server has no source")

@@ -151,6 +151,9 @@ class _Run:
     def fetch_source(self) -> bool:
         """Check out the configured commit into the run's folder; False (an error result) when it fails."""
         source = self.server.source
+        if source is None and self.server.path is None:
+            self.mark(ERROR, "the server has no path or source here (its executor runs it on GitHub Actions)")
+            return False
         if source is None:
             return True
         try:
