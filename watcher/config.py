@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -183,14 +183,65 @@ class Evaluation(_Strict):
         return self.api_key_env or ("ANTHROPIC_API_KEY" if self.provider == "anthropic" else "OPENAI_API_KEY")
 
 
+class GitSource(_Strict):
+    git: str = Field(min_length=1)
+    """A clone URL (https://…, ssh://…, file://…) or a local repository path."""
+    ref: str = "HEAD"
+    """A branch, tag or commit id; HEAD: the remote's default branch."""
+    subdir: str = ""
+    """The server's folder inside the repository ("": the repository's root)."""
+
+    @field_validator("subdir")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        if value.startswith("/") or ".." in Path(value).parts:
+            raise ValueError("expected a folder inside the repository (relative, no '..')")
+        return value
+
+
+class LocalExecutor(_Strict):
+    kind: Literal["local"] = "local"
+
+
+class GitHubActionsExecutor(_Strict):
+    kind: Literal["github-actions"]
+    repo: str = Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+    workflow: str = Field(min_length=1)
+    """The workflow's file name (mcp-watcher.yml) or numeric id."""
+    ref: str = "main"
+    token_env: str | None = "GITHUB_TOKEN"
+    token_file: str | None = None
+    api_url: str = "https://api.github.com"
+    web_url: str = "https://github.com"
+    """Where the links in results point (GitHub Enterprise: your host)."""
+    artifact: str = "mcp-watcher-report"
+    """The name of the artifact holding report.json."""
+    timeout_minutes: float = Field(default=60, gt=0)
+    """From the dispatch to a completed run; longer is an error result."""
+    find_seconds: float = Field(default=300, gt=0)
+    """How long the dispatched run may take to appear in the runs list."""
+    poll_seconds: float = Field(default=15, gt=0)
+
+
+Executor = Annotated[LocalExecutor | GitHubActionsExecutor, Field(discriminator="kind")]
+
+
 class Server(_Strict):
     name: str = Field(pattern=_NAME)
     team: str
     sdk: str
-    language: Literal["python", "typescript"]
-    path: str
+    language: Literal["python", "typescript", "other"]
+    path: str | None = None
+    source: GitSource | None = None
+    """The server's code from git, fetched before each run (instead of path)."""
+    token_env: str | None = None
+    """A variable holding a token for source.git (private repositories); it reaches git only."""
+    token_file: str | None = None
     transport: Literal["http", "stdio"] = "http"
     start: list[str] = Field(min_length=1)
+    prepare: list[list[str]] = Field(default_factory=list)
+    """language other: argument lists run in a copy of the tree ({version}, {package}, {workdir})."""
+    executor: Executor = Field(default_factory=LocalExecutor)
     sdk_package: str | None = None
     """The package pinned to the new version; None: the SDK source's package."""
     baseline_sdk_version: str
@@ -226,6 +277,26 @@ class Server(_Strict):
                 raise ValueError(f"{name}: expected the path of a file holding the value")
         return value
 
+    @field_validator("prepare")
+    @classmethod
+    def _prepare_steps(cls, value: list[list[str]]) -> list[list[str]]:
+        for i, step in enumerate(value):
+            if not step or not step[0].strip():
+                raise ValueError(f"step {i + 1}: expected a non-empty argument list")
+        return value
+
+    @model_validator(mode="after")
+    def _where_and_how(self) -> Server:
+        if self.path is not None and self.source is not None:
+            raise ValueError("give exactly one of path (a folder) or source (a git repository), not both")
+        if self.path is None and self.source is None and self.executor.kind == "local":
+            raise ValueError("give exactly one of path (a folder) or source (a git repository)")
+        if (self.token_env or self.token_file) and self.source is None:
+            raise ValueError("token_env / token_file are for source.git; this server has no source")
+        if self.prepare and self.language != "other":
+            raise ValueError("prepare steps are for language: other (python and typescript are built by the watcher)")
+        return self
+
     def granted_names(self) -> list[str]:
         """Variables named for this server whose values are secrets of its own (env_from, env_files)."""
         return [*self.env_from, *self.env_files]
@@ -238,6 +309,8 @@ class SuiteSettings(_Strict):
     concurrency: int = Field(default=1, ge=1, le=8)
     runs_dir: str = "state/runs"
     envs_dir: str = "state/envs"
+    git_cache_dir: str = "state/git"
+    """One shallow cache clone per source repository."""
     keep_runs: int = Field(default=20, ge=1)
     """Artifacts kept per server; older run folders are deleted."""
     on_stable: bool = False
@@ -302,9 +375,13 @@ class WatcherConfig(_Strict):
                         ("teams", i, "servers", j), f"unknown server {server_name!r}; configured: {server_names}"
                     )
         forbidden = secret_env_names(self)
-        secret_files = {f for f in (self.slack.token_file, self.slack.webhook_file) if f}
+        slack_files = {f for f in (self.slack.token_file, self.slack.webhook_file) if f}
+        secret_files = set(slack_files)
+        for server in self.servers:
+            executor_file = server.executor.token_file if isinstance(server.executor, GitHubActionsExecutor) else None
+            secret_files |= {f for f in (server.token_file, executor_file) if f}
         for i, server in enumerate(self.servers):
-            _check_granted_env(i, server, forbidden, secret_files)
+            _check_granted_env(i, server, forbidden, secret_files, slack_files)
             if server.team not in team_names:
                 raise _RefError(("servers", i, "team"), f"unknown team {server.team!r}; configured: {team_names}")
             if server.sdk not in sdk_names:
@@ -337,7 +414,9 @@ class _RefError(ValueError):
         self.loc = loc
 
 
-def _check_granted_env(index: int, server: Server, forbidden: set[str], secret_files: set[str]) -> None:
+def _check_granted_env(
+    index: int, server: Server, forbidden: set[str], secret_files: set[str], slack_files: set[str]
+) -> None:
     """A server's env_from / env_files never name the watcher's own secrets (Slack, git, provider tokens)."""
     refusal = "is one of the watcher's own secret variables and never reaches a server under test"
     for j, name in enumerate(server.env_from):
@@ -352,7 +431,8 @@ def _check_granted_env(index: int, server: Server, forbidden: set[str], secret_f
         if name in server.env or name in server.env_from:
             raise _RefError(loc, f"{name} is also set in env or env_from; name it once")
         if path in secret_files:
-            raise _RefError(loc, "this is the watcher's Slack secret file; it never reaches a server under test")
+            what = "Slack secret file" if path in slack_files else "git or GitHub token file"
+            raise _RefError(loc, f"this is the watcher's {what}; it never reaches a server under test")
 
 
 LocatedError = _RefError
@@ -563,4 +643,8 @@ def secret_env_names(config: WatcherConfig) -> set[str]:
         if n
     }
     names |= {s.evaluation.key_env() for s in config.servers if s.evaluation is not None}
+    for server in config.servers:
+        names |= {n for n in (server.token_env,) if n}
+        if isinstance(server.executor, GitHubActionsExecutor) and server.executor.token_env:
+            names.add(server.executor.token_env)
     return names | {"SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}

@@ -383,6 +383,17 @@ class Store:
 
     # --- status page queries (watcher/web): read-only, light rows -----------------------------------
 
+    # --- runs dispatched to a team's CI ----------------------------------------------------------------
+
+    def dispatched(self, run_key: str) -> dict[str, Any] | None:
+        rows = list(self.db.query("select * from dispatched_runs where run_key = ?", [run_key]))
+        return rows[0] if rows else None
+
+    def record_dispatch(self, run_key: str, **fields: Any) -> None:
+        """Create or update the row of one dispatched run (state, gh_run_id, html_url, …)."""
+        with self._lock:
+            self.db["dispatched_runs"].upsert({"run_key": run_key, **fields, "updated": iso(utcnow())}, pk="run_key")
+
     def run_cells(self) -> list[dict[str, Any]]:
         """Every run without its report (the status matrix): id, server, sdk, version, status, verdict, times."""
         return list(

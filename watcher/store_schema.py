@@ -96,7 +96,26 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
     db.table("runs").create_index(["status", "id"])
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial]
+def _m2_dispatched_runs(db: sqlite_utils.Database) -> None:
+    """Suite runs handed to a team's CI (GitHub Actions): one dispatch per run key, followed across restarts."""
+    db["dispatched_runs"].create(
+        {
+            "run_key": str,
+            "server": str,
+            "sdk_version": str,
+            "repo": str,
+            "workflow": str,
+            "state": str,
+            "gh_run_id": int,
+            "html_url": str,
+            "dispatched_at": str,
+            "updated": str,
+        },
+        pk="run_key",
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_dispatched_runs]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -16,25 +16,37 @@ CONFIG_DOC = DOCS / "configuration.md"
 REQUIRED = object()
 
 
-def _nested_model(annotation: Any) -> tuple[type[BaseModel] | None, str]:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation, ""
+def _is_model(annotation: Any) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, BaseModel)
+
+
+def _nested_models(annotation: Any) -> tuple[list[type[BaseModel]], str]:
+    """The models a field holds: one, a list of one, an optional one, or a union of several (`executor`)."""
+    if _is_model(annotation):
+        return [annotation], ""
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _nested_models(typing.get_args(annotation)[0])
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
-        if isinstance(item, type) and issubclass(item, BaseModel):
-            return item, "[]"
-    return None, ""
+        if _is_model(item):
+            return [item], "[]"
+    members = [m for m in typing.get_args(annotation) if m is not type(None)]
+    if members and all(_is_model(m) for m in members):
+        return members, ""
+    return [], ""
 
 
 def _keys(model: type[BaseModel], prefix: str = "") -> dict[str, Any]:
-    """Every leaf key as the YAML spells it (`servers[].timeouts.install`, `log.json`) → its default."""
+    """Every leaf key as the YAML spells it (`servers[].timeouts.install`, `log.json`) → its default.
+    For a union of models the first one's default counts (the union's default member comes first)."""
     found: dict[str, Any] = {}
     for name, info in model.model_fields.items():
         key = f"{prefix}{info.alias or name}"
-        nested, suffix = _nested_model(info.annotation)
-        if nested is not None:
-            found.update(_keys(nested, f"{key}{suffix}."))
-        else:
+        nested, suffix = _nested_models(info.annotation)
+        for member in nested:
+            for sub, default in _keys(member, f"{key}{suffix}.").items():
+                found.setdefault(sub, default)
+        if not nested:
             found[key] = REQUIRED if info.is_required() else info.get_default(call_default_factory=True)
     return found
 

@@ -21,6 +21,8 @@ Endpoints (GET):
   /repos/<o>/<r>/contents/<file>[?ref=SHA]      the file at that commit (latest without ref): JSON with
                                                 base64 content, or the raw text with
                                                 ``Accept: application/vnd.github.raw``
+  /repos/<o>/<r>/actions/…                      GitHub Actions (POST dispatches too): see github_actions.py,
+                                                driven through ``gh.actions``
 Every 200 carries a strong ETag (and Last-Modified); ``If-None-Match`` with it answers 304.
 Unknown paths answer 404 with GitHub's ``{"message": "Not Found"}``.
 """
@@ -35,9 +37,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from http.server import BaseHTTPRequestHandler
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, unquote, urlsplit
 
+from tests.fakes.github_actions import FakeActions
 from tests.fakes.loopback import LoopbackServer
 
 LAST_MODIFIED = format_datetime(datetime(2026, 11, 1, 12, 0, 0, tzinfo=UTC), usegmt=True)
@@ -66,6 +69,7 @@ class _Failure:
     status: int
     times: int
     body: str
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -79,6 +83,12 @@ class FakeGitHub(LoopbackServer):
         self._tags: dict[str, list[dict[str, Any]]] = {}
         self._commits: dict[str, list[_Commit]] = {}
         self._failures: dict[str, _Failure] = {}
+        self.actions = FakeActions("")
+
+    def start(self) -> Self:
+        super().start()
+        self.actions.base = self.base
+        return self
 
     # --- addresses (start/stop come from LoopbackServer) -------------------------------------------
 
@@ -135,10 +145,14 @@ class FakeGitHub(LoopbackServer):
             self._commits.setdefault(repo, []).append(_Commit(sha, path.strip("/"), data, date, message))
         return sha
 
-    def fail_next(self, path_prefix: str, status: int = 500, times: int = 1, body: str = "") -> None:
-        """The next ``times`` requests whose path starts with ``path_prefix`` answer ``status``."""
+    def fail_next(
+        self, path_prefix: str, status: int = 500, times: int = 1, body: str = "", headers: dict[str, str] | None = None
+    ) -> None:
+        """The next ``times`` requests whose path starts with ``path_prefix`` answer ``status`` (with ``headers``)."""
         with self._lock:
-            self._failures[path_prefix] = _Failure(status, times, body or json.dumps({"message": "fake failure"}))
+            self._failures[path_prefix] = _Failure(
+                status, times, body or json.dumps({"message": "fake failure"}), dict(headers or {})
+            )
 
     def count(self, path_prefix: str) -> int:
         return sum(1 for r in self.requests if r.path.startswith(path_prefix))
@@ -149,7 +163,9 @@ class FakeGitHub(LoopbackServer):
         parts = urlsplit(handler.path)
         path = unquote(parts.path)
         query = {k: v[-1] for k, v in parse_qs(parts.query).items()}
-        record = Recorded("GET", path, query, {k.lower(): v for k, v in handler.headers.items()})
+        record = Recorded(handler.command, path, query, {k.lower(): v for k, v in handler.headers.items()})
+        length = int(handler.headers.get("Content-Length") or 0)
+        body = handler.rfile.read(length) if length else b""
         with self._lock:
             self.requests.append(record)
             failure = next((f for p, f in self._failures.items() if path.startswith(p) and f.times > 0), None)
@@ -157,7 +173,10 @@ class FakeGitHub(LoopbackServer):
                 failure.times -= 1
         if failure:
             record.status = failure.status
-            self._send(handler, failure.status, failure.body.encode(), "application/json", etag=False)
+            self._send(handler, failure.status, failure.body.encode(), "application/json", headers=failure.headers)
+            return
+        if "/actions/" in path or path.startswith("/blob/"):
+            record.status = self._actions(handler, path, query, body, record.headers)
             return
         status, body, content_type = self._route(path, query, record.headers)
         record.status = status
@@ -166,6 +185,24 @@ class FakeGitHub(LoopbackServer):
             self._send(handler, 304, b"", content_type, etag_of=body)
             return
         self._send(handler, status, body, content_type, etag=status == 200)
+
+    def _actions(
+        self, handler: BaseHTTPRequestHandler, path: str, query: dict[str, str], body: bytes, headers: dict[str, str]
+    ) -> int:
+        if path.startswith("/blob/artifacts/"):
+            data = self.actions.blob(path.rsplit("/", 1)[-1])
+            status = 200 if data is not None else 404
+            self._send(handler, status, data or b"", "application/zip")
+            return status
+        segments = path.strip("/").split("/")
+        answer = None
+        if len(segments) >= 5 and segments[0] == "repos":
+            repo = f"{segments[1]}/{segments[2]}"
+            answer = self.actions.route(handler.command, repo, segments[3:], query, body, headers.get("authorization"))
+        status, payload, extra = answer or (404, {"message": "Not Found"}, {})
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        self._send(handler, status, data, "application/json; charset=utf-8", headers=extra)
+        return int(status)
 
     def _route(self, path: str, query: dict[str, str], headers: dict[str, str]) -> tuple[int, bytes, str]:
         with self._lock:
@@ -241,9 +278,12 @@ class FakeGitHub(LoopbackServer):
         content_type: str,
         etag: bool = False,
         etag_of: bytes | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         handler.send_response(status)
         handler.send_header("Content-Type", content_type)
+        for name, value in (headers or {}).items():
+            handler.send_header(name, value)
         if etag or etag_of is not None:
             handler.send_header("ETag", _etag(body if etag_of is None else etag_of))
             handler.send_header("Last-Modified", LAST_MODIFIED)

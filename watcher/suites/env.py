@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import json
 import os
@@ -18,7 +19,7 @@ import shutil
 import threading
 import time
 import tomllib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from packaging.utils import canonicalize_name
 
 from watcher.errors import ToolMissing
 from watcher.suites import toolchain
+from watcher.suites.declared import build_declared
 from watcher.suites.process import run_command, scrubbed_env
 
 ENV_FORMAT = 1
@@ -100,20 +102,22 @@ def _copy_project(src: Path, dest: Path) -> None:
     shutil.copytree(src, dest, ignore=lambda _dir, names: [n for n in names if _ignored(n)], symlinks=True)
 
 
-def env_key(language: str, sdk_package: str, sdk_version: str, project: Path) -> str:
-    material = json.dumps(
-        {
-            "format": ENV_FORMAT,
-            "language": language,
-            "package": sdk_package,
-            "version": sdk_version,
-            "files": files_digest(project),
-            # A venv is tied to its interpreter; node_modules to Node's major version.
-            "runtime": toolchain.python() if language == "python" else toolchain.node_version().split(".")[0],
-        },
-        sort_keys=True,
-    )
-    return hashlib.sha256(material.encode()).hexdigest()[:16]
+def env_key(
+    language: str, sdk_package: str, sdk_version: str, project: Path, prepare: Sequence[Sequence[str]] = ()
+) -> str:
+    material: dict[str, object] = {
+        "format": ENV_FORMAT,
+        "language": language,
+        "package": sdk_package,
+        "version": sdk_version,
+        "files": files_digest(project),
+        # A venv is tied to its interpreter; node_modules to Node's major version.
+    }
+    if language == "other":  # a declared build: its steps are part of what it is (its tools come from PATH)
+        material["runtime"], material["prepare"] = "declared", [list(step) for step in prepare]
+    else:
+        material["runtime"] = toolchain.python() if language == "python" else toolchain.node_version().split(".")[0]
+    return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()[:16]
 
 
 @contextlib.contextmanager
@@ -143,6 +147,7 @@ def prepare_env(
     timeout: float,
     secret_names: set[str],
     cancel: threading.Event | None = None,
+    prepare: Sequence[Sequence[str]] = (),
 ) -> EnvResult:
     """Return a ready environment for the server under `sdk_version`, building it when not cached."""
     started = time.monotonic()
@@ -155,7 +160,7 @@ def prepare_env(
             path="",
             error=f"the server's project folder does not exist: {project}",
         )
-    key = env_key(language, sdk_package, sdk_version, project)
+    key = env_key(language, sdk_package, sdk_version, project, prepare)
     env_dir = envs_dir / _safe(server_name) / f"{_safe(sdk_version)}-{key}"
     result = EnvResult(ok=False, language=language, sdk_package=sdk_package, sdk_version=sdk_version, path=str(env_dir))
     with locked(env_dir.with_name(env_dir.name + ".lock")):
@@ -172,7 +177,12 @@ def prepare_env(
         # A folder without the marker is a build that died half-way: start over.
         shutil.rmtree(env_dir, ignore_errors=True)
         env_dir.mkdir(parents=True)
-        build = _build_python if language == "python" else _build_typescript
+        builders: dict[str, Callable[[BuildContext], None]] = {
+            "python": _build_python,
+            "typescript": _build_typescript,
+            "other": functools.partial(build_declared, prepare=prepare),
+        }
+        build = builders[language]
         context = BuildContext(env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel, result)
         try:
             build(context)

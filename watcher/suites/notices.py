@@ -6,7 +6,7 @@ from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.notify import keys
-from watcher.notify.blocks import VERDICT_ICONS, context, section
+from watcher.notify.blocks import VERDICT_ICONS, context, escape, section
 from watcher.store import Notice
 
 MAX_LISTED = 10
@@ -90,6 +90,20 @@ def _evidence(report: dict[str, Any]) -> str | None:
     return None
 
 
+def _provenance(report: dict[str, Any]) -> str:
+    """Where the code came from (a git commit) and where the run happened (an Actions run link)."""
+    parts = []
+    source = report.get("source") or {}
+    if source.get("commit"):
+        parts.append(
+            f"commit {source['commit'][:12]} of {escape(str(source.get('git')))} ({escape(str(source.get('ref')))})"
+        )
+    actions = report.get("actions") or {}
+    if actions.get("html_url"):
+        parts.append(f"<{actions['html_url']}|GitHub Actions run>")
+    return "".join(f" · {p}" for p in parts)
+
+
 def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     """(plain text, Block Kit blocks) for one run's report."""
     verdict = report.get("verdict") or "error"
@@ -153,7 +167,7 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         blocks.append(section("*Deprecation warnings*\n" + _bullets(warnings)))
         text_lines += [f"Deprecation: {w}" for w in warnings[:MAX_LISTED]]
 
-    footer = f"Took {_duration(report.get('seconds'))} · run {report.get('run_id', '?')}"
+    footer = f"Took {_duration(report.get('seconds'))} · run {report.get('run_id', '?')}" + _provenance(report)
     blocks.append(context(footer))
     text_lines.append(footer)
     return "\n".join(text_lines), blocks

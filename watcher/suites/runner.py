@@ -23,7 +23,8 @@ from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 from watcher.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
-from watcher.suites import conformance, deprecations, toolchain
+from watcher.suites import checkout, conformance, deprecations, toolchain
+from watcher.suites.declared import substitute
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
 from watcher.suites.server_env import ServerEnvError, granted_env
@@ -52,7 +53,7 @@ def new_run_id(sdk_version: str) -> str:
 def resolve_command(start: Sequence[str], env: EnvResult, port: int | None) -> list[str]:
     """The configured start command, run inside the environment: `python`, `node`, `npm` and the
     environment's own executables resolve to the environment's copies."""
-    args = [a.replace("{port}", str(port)) if port is not None else a for a in start]
+    args = substitute(start, version=env.sdk_version, package=env.sdk_package, workdir=env.project_dir or "", port=port)
     exe, rest = args[0], args[1:]
     if exe in ("python", "python3") and env.language == "python":
         return [str(Path(env.bin_dirs[0]) / "python"), *rest]
@@ -83,11 +84,13 @@ class _Run:
         self.cancel = cancel
         self.secret_names = secret_env_names(self.config)
         self.sdk_package = sdk_package_of(self.config, server)
-        self.project = loaded.resolve(server.path)
         self.envs_dir = loaded.resolve(self.config.suites.envs_dir)
         self.run_id = new_run_id(sdk_version)
         self.server_runs = loaded.resolve(self.config.suites.runs_dir) / _safe(server.name)
         self.run_dir = self.server_runs / self.run_id
+        # A git source replaces these once fetched (fetch_source); a path server has them now.
+        self.repo_root: Path | None = None
+        self.project = loaded.resolve(server.path) if server.path else self.run_dir / "source"
         self._granted: dict[str, str] | None = None
         self.verdict = PASS
         self.report: dict[str, Any] = {
@@ -99,6 +102,8 @@ class _Run:
             "baseline_sdk_version": server.baseline_sdk_version,
             "language": server.language,
             "transport": server.transport,
+            "executor": "local",
+            "source": None,
             "run_id": self.run_id,
             "run_dir": str(self.run_dir),
             "started_at": iso(utcnow()),
@@ -118,11 +123,49 @@ class _Run:
         self.verdict = _worst(self.verdict, verdict)
         self.report["reasons"].append({"verdict": verdict, "reason": reason})
 
+    def repo_path(self, configured: str) -> Path:
+        """A configured file of the server's: inside the checked-out repository for a git source."""
+        if self.repo_root is not None and not Path(configured).is_absolute():
+            return self.repo_root / configured
+        return self.loaded.resolve(configured)
+
     def check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled()
 
     # --- steps --------------------------------------------------------------------------------------
+
+    def fetch_source(self) -> bool:
+        """Check out the configured commit into the run's folder; False (an error result) when it fails."""
+        source = self.server.source
+        if source is None and self.server.path is None:
+            self.mark(ERROR, "the server has no path or source here (its executor runs it on GitHub Actions)")
+            return False
+        if source is None:
+            return True
+        try:
+            token = checkout.read_token(self.loaded, self.server, os.environ)
+        except checkout.CheckoutError as exc:
+            self.report["source"] = {"ok": False, "git": checkout.display_url(source.git), "error": str(exc)}
+            self.mark(ERROR, f"source: {exc}")
+            return False
+        result = checkout.checkout(
+            checkout.fetch_url(self.loaded, source),
+            source,
+            cache_root=self.loaded.resolve(self.config.suites.git_cache_dir),
+            dest=self.run_dir / "source",
+            token=token,
+            timeout=self.server.timeouts.install,
+            secret_names=self.secret_names,
+            cancel=self.cancel,
+        )
+        self.report["source"] = result.as_dict()
+        if not result.ok:
+            self.check_cancel()
+            self.mark(ERROR, f"source: {result.error}")
+            return False
+        self.repo_root, self.project = Path(result.root), Path(result.project)
+        return True
 
     def install(self, version: str) -> EnvResult:
         return prepare_env(
@@ -135,6 +178,7 @@ class _Run:
             timeout=self.server.timeouts.install,
             secret_names=self.secret_names,
             cancel=self.cancel,
+            prepare=self.server.prepare,
         )
 
     def granted(self) -> dict[str, str]:
@@ -188,11 +232,16 @@ class _Run:
         except ServerEnvError as exc:  # the watcher cannot give the server what it needs: no verdict on the SDK
             self.mark(ERROR, str(exc))
             return
+        if not self.fetch_source():
+            return
         env = self.install(self.sdk_version)
         self.report["install"] = env.as_dict()
         if not env.ok:
             self.check_cancel()
-            self.mark(FAIL, f"{self.sdk_package} {self.sdk_version}: install failed: {env.error}")
+            if self.server.language == "other":  # the team's own build failed: no verdict on the SDK
+                self.mark(ERROR, f"{self.sdk_package} {self.sdk_version}: {env.error}")
+            else:
+                self.mark(FAIL, f"{self.sdk_package} {self.sdk_version}: install failed: {env.error}")
             return
         self.check_cancel()
         candidate_snapshot = self.run_dir / "snapshot"
@@ -247,7 +296,7 @@ class _Run:
             "version": tool.version,
             "seconds": round(time.monotonic() - began, 2),
         }
-        configured = self.loaded.resolve(self.server.expected_failures) if self.server.expected_failures else None
+        configured = self.repo_path(self.server.expected_failures) if self.server.expected_failures else None
         for revision in revisions:
             self.check_cancel()
             baseline_path = conformance.expected_failures_path(configured, revision)
@@ -321,11 +370,11 @@ class _Run:
         """The stored snapshot, or one taken the same way under baseline_sdk_version (cached)."""
         version = self.server.baseline_sdk_version
         if self.server.baseline_snapshot:
-            stored = self.loaded.resolve(self.server.baseline_snapshot)
+            stored = self.repo_path(self.server.baseline_snapshot)
             if not stored.is_dir():
                 raise FileNotFoundError(f"baseline_snapshot folder does not exist: {stored}")
             return stored, version
-        key = env_key(self.server.language, self.sdk_package, version, self.project)
+        key = env_key(self.server.language, self.sdk_package, version, self.project, self.server.prepare)
         cache = self.envs_dir / _safe(self.server.name) / "baseline-snapshots" / f"{_safe(version)}-{key}"
         with locked(cache.with_name(cache.name + ".lock")):
             if not (cache / "complete").exists():

@@ -19,8 +19,9 @@ from watcher.evaluation.trigger import after_suite_run
 from watcher.notify import keys
 from watcher.store import Store
 from watcher.store_schema import RunRow
+from watcher.suites.executors import execute
 from watcher.suites.notices import result_notice
-from watcher.suites.runner import ERROR, run_check
+from watcher.suites.runner import ERROR
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ def queue_after_poll(
 def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:
     started = time.monotonic()
     try:
-        report = run_check(loaded, run["server"], run["sdk_version"], cancel=stop)
+        report = execute(loaded, store, run, stop)
     except ConfigError as exc:  # the server was removed from the config after the run was queued
         report = {
             "server": run["server"],

@@ -1,0 +1,221 @@
+"""The github-actions executor against the loopback GitHub (REST shapes recorded in tests/fixtures/github_actions),
+through the real HTTP client: dispatch → run found by its key → followed → artifact report → one threaded reply."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fakes.github_actions import RunPlan, zip_of
+from tests.fakes.github_server import FakeGitHub
+from tests.suites.helpers import LIBRARY, write_config
+from watcher.config import GitHubActionsExecutor, LoadedConfig
+from watcher.store import Store
+from watcher.suites.executors.github_actions import run_key, run_on_actions
+from watcher.suites.worker import process_queue, queue_for_release
+
+REPO, WORKFLOW = "acme/books-mcp", "mcp-watcher.yml"
+TOKEN = "ghp_" + "a" * 36
+VERSION = "2.4.0b1"
+
+
+def ci_report(verdict: str = "fail", **overrides: Any) -> dict[str, Any]:
+    """What `mcp-watcher check --json` writes in the team's CI (the fields the reply uses)."""
+    report = {
+        "server": "books-ci",
+        "team": "books",
+        "sdk": "python",
+        "sdk_package": "mcp",
+        "sdk_version": VERSION,
+        "baseline_sdk_version": "2.3.0",
+        "language": "python",
+        "run_id": "20261130T091500Z-2.4.0b1-ab12",
+        "run_dir": "/home/runner/work/books-mcp/state/runs/books-ci/20261130T091500Z-2.4.0b1-ab12",
+        "verdict": verdict,
+        "reasons": [{"verdict": "fail", "reason": "contract: 1 change(s) that break clients"}]
+        if verdict == "fail"
+        else [],
+        "install": {"ok": True},
+        "start": {"ok": True},
+        "conformance": [],
+        "contract": {
+            "baseline": "2.3.0",
+            "changes": [{"list": "tools", "name": "find_book", "kind": "tool-removed", "breaksClients": True}],
+        },
+        "deprecation_warnings": [],
+        "source": None,
+        "seconds": 312.4,
+    }
+    return {**report, **overrides}
+
+
+def config(tmp_path: Path, gh: FakeGitHub, **executor: Any) -> LoadedConfig:
+    settings = {
+        "kind": "github-actions",
+        "repo": REPO,
+        "workflow": WORKFLOW,
+        "ref": "main",
+        "token_env": "BOOKS_GH_TOKEN",
+        "api_url": gh.api_url,
+        "poll_seconds": 0.01,
+        "find_seconds": 5,
+        "timeout_minutes": 1,
+        **executor,
+    }
+    server = {
+        "name": "books-ci",
+        "team": "books",
+        "sdk": "python",
+        "language": "python",
+        "path": str(LIBRARY),
+        "start": ["python", "-m", "library_server", "--port", "{port}"],
+        "baseline_sdk_version": "2.3.0",
+        "executor": settings,
+    }
+    return write_config(tmp_path, [server], tmp_path / "envs", keep_runs=5)
+
+
+@pytest.fixture
+def gh(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("BOOKS_GH_TOKEN", TOKEN)
+    with FakeGitHub() as fake:
+        fake.actions.token = TOKEN
+        yield fake
+
+
+def test_dispatch_find_by_key_follow_and_reply_once_in_the_beta_thread(tmp_path: Path, gh: FakeGitHub):
+    gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=ci_report(), appear_after=2))
+    # Another run of the same workflow, started at the same moment: the newest by time, not ours.
+    gh.actions.add_decoy_run(REPO, WORKFLOW, "mcp-watcher other-server mcp 2.4.0b1 [other-key]")
+    loaded = config(tmp_path, gh)
+    store = Store(tmp_path / "state.db")
+    assert queue_for_release(loaded, store, "python", VERSION, prerelease=True) == ["books-ci"]
+    [outcome] = process_queue(loaded, store)
+    report = outcome["report"]
+    [dispatch] = gh.actions.dispatches
+    [queued] = store.runs()
+    key = run_key(queued)
+    assert dispatch == {"server": "books-ci", "sdk_package": "mcp", "sdk_version": VERSION, "run_key": key}
+    ours = next(r for r in gh.actions.runs.values() if f"[{key}]" in r.title)
+    assert report["verdict"] == "fail" and report["executor"] == "github-actions"
+    assert report["actions"]["run_id"] == ours.id and report["actions"]["conclusion"] == "success"
+    assert report["actions"]["html_url"] == f"https://github.com/{REPO}/actions/runs/{ours.id}"
+    assert report["contract"]["changes"][0]["name"] == "find_book"
+    assert (Path(report["run_dir"]) / "report.json").exists() and (Path(report["run_dir"]) / "artifact.zip").exists()
+    assert store.dispatched(key)["state"] == "completed"
+    # Bearer token on the API; the signed download address gets no token.
+    api_calls = [r for r in gh.requests if r.path.startswith("/repos/")]
+    assert api_calls and all(r.headers.get("authorization") == f"Bearer {TOKEN}" for r in api_calls)
+    [blob] = [r for r in gh.requests if r.path.startswith("/blob/")]
+    assert "authorization" not in blob.headers
+    [row] = store.outbox()
+    assert row["key"] == f"run:books-ci:{VERSION}:books"
+    assert row["thread_of"] == f"release:python:{VERSION}:books"
+    assert row["text"].startswith(f"FAIL: books-ci fails on mcp {VERSION}")
+    assert f"https://github.com/{REPO}/actions/runs/{ours.id}" in row["text"]
+    assert TOKEN not in row["text"] and TOKEN not in str(store.runs())
+
+
+def test_a_restart_while_the_run_is_in_progress_follows_it_without_dispatching_again(tmp_path: Path, gh: FakeGitHub):
+    gh.actions.add_workflow(
+        REPO, WORKFLOW, RunPlan(statuses=["queued", *["in_progress"] * 100000], report=ci_report("pass"))
+    )
+    loaded = config(tmp_path, gh)
+    store = Store(tmp_path / "state.db")
+    queue_for_release(loaded, store, "python", VERSION, prerelease=True)
+    stop = threading.Event()
+    first = threading.Thread(target=process_queue, args=(loaded, store, stop))
+    first.start()
+    deadline = time.monotonic() + 20
+    while not any(r.step >= 2 for r in gh.actions.runs.values()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    stop.set()  # the service stops while the run is in progress on GitHub
+    first.join(timeout=20)
+    [run] = store.runs()
+    assert run["status"] == "queued" and run["verdict"] == "interrupted"
+    assert store.dispatched(run_key(run))["state"] == "found"
+    [remote] = gh.actions.runs.values()
+    remote.plan.statuses, remote.step = ["in_progress", "completed"], 0
+
+    store = Store(tmp_path / "state.db")  # a new process: same state file
+    [outcome] = process_queue(loaded, store)
+    assert len(gh.actions.dispatches) == 1
+    assert gh.count(f"/repos/{REPO}/actions/workflows/") == 1
+    assert outcome["report"]["verdict"] == "pass" and outcome["report"]["actions"]["resumed"] is True
+    assert outcome["report"]["actions"]["run_id"] == remote.id
+    assert len(store.outbox()) == 1
+
+
+def _failing_run(tmp_path: Path, gh: FakeGitHub, **executor: Any) -> dict[str, Any]:
+    loaded = config(tmp_path, gh, **executor)
+    store = Store(tmp_path / "state.db")
+    queue_for_release(loaded, store, "python", VERSION, prerelease=True)
+    [outcome] = process_queue(loaded, store)
+    [row] = store.outbox()
+    assert row["text"].startswith("ERROR: books-ci could not be checked")
+    return outcome["report"]
+
+
+WORKFLOW_PAGE = f"https://github.com/{REPO}/actions/workflows/{WORKFLOW}"
+
+
+@pytest.mark.parametrize(
+    ("plan", "executor", "reason"),
+    [
+        (None, {}, f"workflow {WORKFLOW} not found in {REPO}"),
+        (RunPlan(visible=False, report=ci_report()), {"find_seconds": 0.3}, "the dispatched run never appeared"),
+        (RunPlan(conclusion="cancelled", report=ci_report()), {}, "ended as cancelled"),
+        (RunPlan(statuses=["in_progress"], report=ci_report()), {"timeout_minutes": 0.005}, "did not complete within"),
+        (RunPlan(conclusion="failure"), {}, "without the 'mcp-watcher-report' artifact"),
+        (RunPlan(artifact_bytes=zip_of({"notes.txt": b"hello"})), {}, "not a check report: no report.json"),
+        (RunPlan(artifact_bytes=b"<html>not a zip</html>"), {}, "not a check report"),
+        (RunPlan(report={"server": "books-ci", "sdk_version": VERSION}), {}, "report.json has no verdict"),
+        (RunPlan(report=ci_report(sdk_version="2.3.0")), {}, "not of books-ci on 2.4.0b1"),
+        (RunPlan(conclusion="failure", report=ci_report("pass")), {}, "not taken as a pass"),
+    ],
+)
+def test_every_failure_is_an_error_result_with_the_reason_and_a_link(
+    tmp_path: Path, gh: FakeGitHub, plan: RunPlan | None, executor: dict[str, Any], reason: str
+):
+    if plan is not None:
+        gh.actions.add_workflow(REPO, WORKFLOW, plan)
+    report = _failing_run(tmp_path, gh, **executor)
+    assert report["verdict"] == "error"
+    [entry] = report["reasons"]
+    assert reason in entry["reason"]
+    run_ids = list(gh.actions.runs)
+    link = f"https://github.com/{REPO}/actions/runs/{run_ids[0]}" if plan and plan.visible else WORKFLOW_PAGE
+    assert entry["reason"].endswith(f"({link})")
+
+
+def test_a_token_without_permission_is_an_error_result(tmp_path: Path, gh: FakeGitHub):
+    gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=ci_report()))
+    gh.actions.token = "ghp_" + "b" * 36  # GitHub knows another token; ours is refused
+    report = _failing_run(tmp_path, gh)
+    assert "may not dispatch workflows" in report["reasons"][0]["reason"]
+    assert "HTTP 403" in report["reasons"][0]["reason"]
+    assert gh.actions.dispatches == []
+
+
+def test_rate_limits_are_waited_out(tmp_path: Path, gh: FakeGitHub):
+    gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=ci_report()))
+    limited = {"x-ratelimit-remaining": "0", "retry-after": "7"}
+    gh.fail_next(f"/repos/{REPO}/actions/workflows/", status=403, headers=limited)
+    gh.fail_next(
+        f"/repos/{REPO}/actions/runs", status=429, body='{"message": "You have exceeded a secondary rate limit"}'
+    )
+    loaded = config(tmp_path, gh)
+    store = Store(tmp_path / "state.db")
+    store.queue_run("books-ci", "python", VERSION, "test")
+    run = store.claim_run()
+    waits: list[float] = []
+    server = loaded.config.server("books-ci")
+    assert isinstance(server.executor, GitHubActionsExecutor)
+    report = run_on_actions(loaded, store, run, server, server.executor, None, wait=waits.append)
+    assert report["verdict"] == "fail", report["reasons"]
+    assert 7.0 in waits and 60.0 in waits
+    assert len(gh.actions.dispatches) == 1

@@ -1,0 +1,23 @@
+"""Where a suite run happens: `local` (this machine, `suites.concurrency` at a time) or `github-actions`
+(the team's own CI). Every executor returns the same report a local `check` writes."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from watcher.config import GitHubActionsExecutor, LoadedConfig
+from watcher.store import Store
+
+
+def execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: threading.Event | None) -> dict[str, Any]:
+    """Run one queued run (a row of the store's queue) on its server's executor; raises ConfigError for
+    a server no longer configured."""
+    server = loaded.config.server(run["server"])
+    if isinstance(server.executor, GitHubActionsExecutor):
+        from watcher.suites.executors.github_actions import run_on_actions
+
+        return run_on_actions(loaded, store, run, server, server.executor, stop)
+    from watcher.suites.executors.local import run_local
+
+    return run_local(loaded, run, stop)

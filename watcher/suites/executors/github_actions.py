@@ -1,0 +1,321 @@
+"""The github-actions executor: the run happens in the team's repository, on GitHub Actions.
+
+dispatch (workflow_dispatch with inputs server, sdk_package, sdk_version, run_key) → find the run
+whose title carries `[run_key]` (the shipped workflow puts it there with `run-name:`) → follow it
+until it completes → download its artifact (a zip holding the `check --json` report) → that report,
+with a link to the run, is the result. Every way this can go wrong is an `error` report with the
+reason and a link, never a drop and never a pass. The store remembers each dispatch by run key, so a
+restart follows the run it already started instead of dispatching again. Rate limits
+(`retry-after`, `x-ratelimit-remaining`/`-reset`, secondary limits) are waited out.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import os
+import re
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from datetime import timedelta
+from typing import Any
+
+import httpx
+
+from watcher import clock
+from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
+from watcher.store import Store, parse_iso
+from watcher.suites.executors.github_api import ActionsError, GitHubApi, message
+from watcher.suites.runner import ERROR, REPORT_FILE, new_run_id, prune_runs, sdk_package_of
+
+log = logging.getLogger(__name__)
+
+
+class Interrupted(Exception):
+    pass
+
+
+DISPATCH_INPUTS = ("server", "sdk_package", "sdk_version", "run_key")
+"""The inputs the team's workflow declares (deploy/github/workflows/mcp-watcher.yml)."""
+
+
+def run_key(run: dict[str, Any]) -> str:
+    """One key per queued run: the same after a restart (the store's run id does not change)."""
+    raw = f"{run['server']}-{run['sdk_version']}-{run['id']}"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
+
+
+class _Follow:
+    """One run on GitHub Actions, from dispatch to report."""
+
+    def __init__(
+        self,
+        loaded: LoadedConfig,
+        store: Store,
+        run: dict[str, Any],
+        server: Server,
+        settings: GitHubActionsExecutor,
+        stop: threading.Event | None,
+        api: GitHubApi,
+    ) -> None:
+        self.loaded, self.store, self.run, self.server, self.settings = loaded, store, run, server, settings
+        self.stop, self.api = stop, api
+        self.zip_bytes = b""
+        self.key = run_key(run)
+        self.repo = settings.repo
+        self.link = f"{settings.web_url.rstrip('/')}/{self.repo}/actions/workflows/{settings.workflow}"
+        self.actions: dict[str, Any] = {
+            "repo": self.repo,
+            "workflow": settings.workflow,
+            "ref": settings.ref,
+            "run_key": self.key,
+            "run_id": None,
+            "html_url": None,
+            "workflow_url": self.link,
+            "status": None,
+            "conclusion": None,
+            "resumed": False,
+        }
+
+    def sleep(self, seconds: float) -> None:
+        if self.stop is not None:
+            if self.stop.wait(seconds):
+                raise Interrupted()
+        else:
+            self.api.wait(seconds)
+
+    def report(self) -> dict[str, Any]:
+        row = self.store.dispatched(self.key)
+        if row is None:
+            self.dispatch()
+            row = self.store.dispatched(self.key)
+            assert row is not None
+        else:
+            self.actions["resumed"] = True
+            log.info("resuming the Actions run of %s (no new dispatch)", self.key)
+        if row.get("gh_run_id"):
+            self.actions["run_id"], self.actions["html_url"] = row["gh_run_id"], row["html_url"]
+        else:
+            self.find()
+        completed = self.follow(row)
+        return self.collect(completed)
+
+    def dispatch(self) -> None:
+        sdk_package = sdk_package_of(self.loaded.config, self.server)
+        self.store.record_dispatch(
+            self.key,
+            server=self.server.name,
+            sdk_version=self.run["sdk_version"],
+            repo=self.repo,
+            workflow=self.settings.workflow,
+            state="dispatching",
+            dispatched_at=clock.now().isoformat(),
+        )
+        body = {
+            "ref": self.settings.ref,
+            "inputs": {
+                "server": self.server.name,
+                "sdk_package": sdk_package,
+                "sdk_version": self.run["sdk_version"],
+                "run_key": self.key,
+            },
+        }
+        path = f"/repos/{self.repo}/actions/workflows/{self.settings.workflow}/dispatches"
+        response = self.api.call("POST", path, json=body)
+        if response.status_code not in (200, 204):
+            self.store.record_dispatch(self.key, state="refused")
+            what = {
+                404: f"workflow {self.settings.workflow} not found in {self.repo} (or the token cannot see it)",
+                401: "the token was refused",
+                403: "the token may not dispatch workflows in this repository (it needs actions: write)",
+                422: f"the workflow refused the dispatch on {self.settings.ref}",
+            }.get(response.status_code, "unexpected answer")
+            raise ActionsError(f"dispatch refused: {what} (HTTP {response.status_code}: {message(response)})")
+        self.store.record_dispatch(self.key, state="dispatched")
+        if response.status_code == 200 and response.content:  # return_run_details answers name the run
+            details = response.json()
+            if details.get("workflow_run_id"):
+                self.found(int(details["workflow_run_id"]), str(details.get("html_url") or ""))
+
+    def found(self, run_id: int, html_url: str) -> None:
+        self.actions["run_id"], self.actions["html_url"] = run_id, html_url
+        self.store.record_dispatch(self.key, state="found", gh_run_id=run_id, html_url=html_url)
+
+    def find(self) -> None:
+        marker = f"[{self.key}]"
+        deadline = time.monotonic() + self.settings.find_seconds
+        params = {"event": "workflow_dispatch", "per_page": "100"}
+        while True:
+            response = self.api.call("GET", f"/repos/{self.repo}/actions/runs", params=params)
+            if response.status_code != 200:
+                raise ActionsError(f"cannot list the workflow runs (HTTP {response.status_code}: {message(response)})")
+            for item in response.json().get("workflow_runs") or []:
+                if marker in str(item.get("display_title") or "") or marker in str(item.get("name") or ""):
+                    self.found(int(item["id"]), str(item.get("html_url") or ""))
+                    return
+            if time.monotonic() >= deadline:
+                raise ActionsError(
+                    f"the dispatched run never appeared: no run titled with {marker} within "
+                    f"{self.settings.find_seconds:.0f} s (does the workflow set run-name with inputs.run_key?)"
+                )
+            self.sleep(self.settings.poll_seconds)
+
+    def follow(self, row: dict[str, Any]) -> dict[str, Any]:
+        dispatched = parse_iso(row.get("dispatched_at")) or clock.now()
+        deadline = dispatched + timedelta(minutes=self.settings.timeout_minutes)
+        while True:
+            response = self.api.call("GET", f"/repos/{self.repo}/actions/runs/{self.actions['run_id']}")
+            if response.status_code != 200:
+                raise ActionsError(f"cannot read the run (HTTP {response.status_code}: {message(response)})")
+            data: dict[str, Any] = response.json()
+            self.actions["status"], self.actions["conclusion"] = data.get("status"), data.get("conclusion")
+            self.actions["html_url"] = data.get("html_url") or self.actions["html_url"]
+            if data.get("status") == "completed":
+                return data
+            if clock.now() >= deadline:
+                raise ActionsError(
+                    f"the run did not complete within {self.settings.timeout_minutes:g} min "
+                    f"(still {data.get('status')})"
+                )
+            self.sleep(self.settings.poll_seconds)
+
+    def collect(self, data: dict[str, Any]) -> dict[str, Any]:
+        conclusion = data.get("conclusion")
+        self.store.record_dispatch(self.key, state="completed")
+        if conclusion in ("cancelled", "timed_out"):
+            raise ActionsError(f"the Actions run ended as {conclusion}")
+        if conclusion not in ("success", "failure"):
+            raise ActionsError(f"the Actions run ended with conclusion {conclusion!r}")
+        path = f"/repos/{self.repo}/actions/runs/{self.actions['run_id']}/artifacts"
+        response = self.api.call("GET", path, params={"name": self.settings.artifact})
+        if response.status_code != 200:
+            raise ActionsError(f"cannot list the run's artifacts (HTTP {response.status_code}: {message(response)})")
+        artifacts = [a for a in response.json().get("artifacts") or [] if a.get("name") == self.settings.artifact]
+        if not artifacts:
+            raise ActionsError(f"the run ended ({conclusion}) without the {self.settings.artifact!r} artifact")
+        if artifacts[0].get("expired"):
+            raise ActionsError(f"the {self.settings.artifact!r} artifact has expired")
+        zipped = self.download(int(artifacts[0]["id"]))
+        report = self.read_report(zipped)
+        if conclusion == "failure" and report["verdict"] == "pass":
+            raise ActionsError("the run failed although its report passes; not taken as a pass")
+        self.zip_bytes = zipped
+        return report
+
+    def download(self, artifact_id: int) -> bytes:
+        path = f"/repos/{self.repo}/actions/artifacts/{artifact_id}/zip"
+        response = self.api.call("GET", path, follow_redirects=False)
+        if response.status_code in (301, 302, 303, 307, 308) and response.headers.get("location"):
+            # A short-lived signed address on another host: it gets no token.
+            blob = self.api.client.get(response.headers["location"], timeout=self.api.settings.timeout_seconds)
+            if blob.status_code != 200:
+                raise ActionsError(f"the artifact download answered HTTP {blob.status_code}")
+            return blob.content
+        if response.status_code == 200:
+            return response.content
+        raise ActionsError(f"cannot download the artifact (HTTP {response.status_code}: {message(response)})")
+
+    def read_report(self, zipped: bytes) -> dict[str, Any]:
+        try:
+            with zipfile.ZipFile(io.BytesIO(zipped)) as archive:
+                names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == REPORT_FILE]
+                if not names:
+                    raise ActionsError(f"the artifact is not a check report: no {REPORT_FILE} in it")
+                report = json.loads(archive.read(names[0]))
+        except (zipfile.BadZipFile, ValueError) as exc:
+            raise ActionsError(f"the artifact is not a check report: {exc}") from exc
+        if not isinstance(report, dict) or report.get("verdict") not in ("pass", "fail", "error"):
+            raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has no verdict")
+        if report.get("server") != self.server.name or report.get("sdk_version") != self.run["sdk_version"]:
+            raise ActionsError(
+                f"the artifact is a report of {report.get('server')} on {report.get('sdk_version')}, "
+                f"not of {self.server.name} on {self.run['sdk_version']}"
+            )
+        return report
+
+
+def read_token(loaded: LoadedConfig, settings: GitHubActionsExecutor, environ: dict[str, str]) -> str:
+    if settings.token_env and environ.get(settings.token_env, "").strip():
+        return environ[settings.token_env].strip()
+    if settings.token_file:
+        path = loaded.resolve(settings.token_file)
+        try:
+            value = path.read_text(encoding="utf-8").strip()
+        except OSError as exc:
+            raise ActionsError(f"executor.token_file: cannot read {path}: {exc.strerror}") from exc
+        if value:
+            return value
+    raise ActionsError(f"no GitHub token: set {settings.token_env or 'executor.token_file'}")
+
+
+def run_on_actions(
+    loaded: LoadedConfig,
+    store: Store,
+    run: dict[str, Any],
+    server: Server,
+    settings: GitHubActionsExecutor,
+    stop: threading.Event | None,
+    *,
+    transport: httpx.BaseTransport | None = None,
+    wait: Callable[[float], None] = time.sleep,
+    environ: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """The report of one run carried out on GitHub Actions (an error report when it could not be)."""
+    started = time.monotonic()
+    config = loaded.config
+    local_id = new_run_id(run["sdk_version"])
+    server_runs = loaded.resolve(config.suites.runs_dir) / re.sub(r"[^A-Za-z0-9._-]", "_", server.name)
+    run_dir = server_runs / local_id
+    follow: _Follow | None = None
+    try:
+        token = read_token(loaded, settings, dict(os.environ if environ is None else environ))
+        with httpx.Client(transport=transport, trust_env=transport is None) as client:
+            api = GitHubApi(settings.api_url, token, client, config.http_client, wait)
+            follow = _Follow(loaded, store, run, server, settings, stop, api)
+            report = follow.report()
+            run_dir.mkdir(parents=True, exist_ok=True)
+            (run_dir / "artifact.zip").write_bytes(follow.zip_bytes)
+    except Interrupted:
+        report = _error_report(loaded, run, server, "interrupted while following the Actions run")
+    except ActionsError as exc:
+        report = _error_report(loaded, run, server, str(exc))
+    report["executor"] = "github-actions"
+    report["actions"] = follow.actions if follow else {"repo": settings.repo, "workflow": settings.workflow}
+    if follow and report["verdict"] == ERROR and report.get("reasons"):
+        link = follow.actions.get("html_url") or follow.link
+        report["reasons"][-1]["reason"] += f" ({link})"
+    report["remote_run_dir"] = report.get("run_dir")
+    report["run_dir"] = str(run_dir)
+    report.setdefault("run_id", local_id)
+    report["seconds"] = report.get("seconds") if report["verdict"] != ERROR else round(time.monotonic() - started, 2)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / REPORT_FILE).write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
+    prune_runs(server_runs, config.suites.keep_runs)
+    return report
+
+
+def _error_report(loaded: LoadedConfig, run: dict[str, Any], server: Server, reason: str) -> dict[str, Any]:
+    return {
+        "server": server.name,
+        "team": server.team,
+        "sdk": server.sdk,
+        "sdk_package": sdk_package_of(loaded.config, server),
+        "sdk_version": run["sdk_version"],
+        "baseline_sdk_version": server.baseline_sdk_version,
+        "language": server.language,
+        "verdict": ERROR,
+        "reasons": [{"verdict": ERROR, "reason": f"GitHub Actions: {reason}"}],
+        "install": None,
+        "start": None,
+        "conformance": [],
+        "contract": None,
+        "deprecation_warnings": [],
+        "run_dir": None,
+        "started_at": clock.now().isoformat(timespec="seconds").replace("+00:00", "Z"),
+    }
+
+
+__all__ = ["ActionsError", "run_key", "run_on_actions"]
