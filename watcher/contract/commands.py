@@ -18,6 +18,7 @@ from watcher.contract.credentials import (
     read_profile,
 )
 from watcher.contract.diff import SnapshotError, diff_snapshots
+from watcher.contract.handshake import CLIENT_PROFILES, DEFAULT_CLIENT_PROFILE, client_profile
 from watcher.contract.report import FORMATS, LEVELS, fails, render
 from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, take_snapshot_sync
 
@@ -64,6 +65,19 @@ def register(subparsers: Any) -> None:
         "'Name: value' (HTTP header) or 'env NAME=value' / 'env NAME' (stdio server variable); "
         "recorded by name in snapshot.json, its values never",
     )
+    snapshot.add_argument(
+        "--client-profile",
+        default=DEFAULT_CLIENT_PROFILE,
+        metavar="NAME",
+        help=f"client capabilities to declare: {', '.join(CLIENT_PROFILES)} (default {DEFAULT_CLIENT_PROFILE}: "
+        "roots, sampling, elicitation) or a comma list of them; recorded in server.json",
+    )
+    snapshot.add_argument(
+        "--no-version-probes",
+        action="store_true",
+        help="legacy era: record only the revision one initialize negotiates, instead of offering each known "
+        "revision in turn",
+    )
     snapshot.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per era (default 60)")
     snapshot.add_argument("--cwd", help="working directory of a stdio server")
     snapshot.add_argument(
@@ -105,7 +119,20 @@ def run_snapshot(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"mcp-watcher snapshot: {exc}", file=sys.stderr)
         return 2
-    summary = take_snapshot_sync(target, args.out, era=args.era, timeout=args.timeout, profile=args.profile)
+    try:
+        client_profile(args.client_profile)
+    except ValueError as exc:
+        print(f"mcp-watcher snapshot: --client-profile: {exc}", file=sys.stderr)
+        return 2
+    summary = take_snapshot_sync(
+        target,
+        args.out,
+        era=args.era,
+        timeout=args.timeout,
+        profile=args.profile,
+        client_profile_name=args.client_profile,
+        probe_versions=not args.no_version_probes,
+    )
     any_ok = False
     for era, result in summary["eras"].items():
         counts = ", ".join(f"{name} {count}" for name, count in result["counts"].items())

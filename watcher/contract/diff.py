@@ -230,6 +230,7 @@ def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str
     """Every change between two sides of one era pair; what one side lacks is noted, not compared."""
     changes: list[Change] = []
     if b.server is not None and c.server is not None:
+        notes.extend(_handshake_notes(b.server, c.server, era_bound))
         changes.extend(
             server.check(
                 Compared(list_name="server", name="server", before=b.server, after=c.server, era_bound=era_bound)
@@ -253,6 +254,39 @@ def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str
             )
         )
     return changes
+
+
+def _handshake_notes(before: dict[str, Any], after: dict[str, Any], era_bound: bool) -> list[str]:
+    """What the report must say about how the two sides were taken: with different client-capability
+    profiles (a server may list more for a client declaring roots…), or without legacy version probes."""
+    notes = []
+    era = before.get("era") or after.get("era") or "this"
+    profiles = [_profile_label(side.get("clientProfile")) for side in (before, after)]
+    if profiles[0] != profiles[1] and _is_ok(before) and _is_ok(after):
+        notes.append(
+            f"{era} era: snapshots taken with different client capabilities (baseline: {profiles[0]}; candidate: "
+            f"{profiles[1]}); tools, prompts or resources a server offers only to some clients may differ for that "
+            "reason alone"
+        )
+    if era_bound and _is_ok(before) and _is_ok(after):
+        sides = [name for name, side in (("baseline", before), ("candidate", after)) if server.one_handshake(side)]
+        if sides:
+            notes.append(
+                f"{era} era: supported protocol versions of the {' and '.join(sides)} come from one initialize "
+                "(snapshot without version probes); protocol versions were not compared"
+            )
+    return notes
+
+
+def _profile_label(record: Any) -> str:
+    if not isinstance(record, dict):
+        return "not recorded"
+    capabilities = record.get("capabilities") or []
+    return f"{record.get('name')} ({', '.join(capabilities) or 'none'})"
+
+
+def _is_ok(record: dict[str, Any]) -> bool:
+    return str(record.get("status", "ok")) == "ok"
 
 
 def compare_list(spec: ListSpec, before: Entries, after: Entries) -> list[Change]:
