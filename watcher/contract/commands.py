@@ -100,12 +100,18 @@ def register(subparsers: Any) -> None:
         help="clients (default): fail on changes that break clients; models: also on changes that "
         "affect models; none: never fail",
     )
+    diff.add_argument(
+        "--server-name",
+        metavar="NAME",
+        help="the server's configured name in hosts: a renamed tool's report names the permission "
+        "mcp__NAME__<old> that stops matching (default: <server>)",
+    )
     diff.set_defaults(handler=run_diff)
 
 
 def run_diff(args: argparse.Namespace) -> int:
     try:
-        report = diff_snapshots(args.baseline, args.candidate)
+        report = diff_snapshots(args.baseline, args.candidate, server_name=args.server_name)
     except SnapshotError as exc:
         print(f"mcp-watcher diff: unusable input: {exc}", file=sys.stderr)
         return 2

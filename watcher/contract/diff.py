@@ -28,7 +28,7 @@ from watcher.contract.normalize import (
     ListSpec,
 )
 from watcher.contract.report import DiffReport, report_json
-from watcher.contract.rules import FAMILIES_BY_LIST, errors, lists, server
+from watcher.contract.rules import FAMILIES_BY_LIST, errors, lists, renames, server
 from watcher.contract.rules.base import Change, Compared
 from watcher.contract.schema_diff import canonical
 from watcher.contract.snapshot import ERAS
@@ -66,9 +66,10 @@ def diff_snapshots(
     candidate: Path,
     baseline_label: str | None = None,
     candidate_label: str | None = None,
+    server_name: str | None = None,
 ) -> dict[str, Any]:
     """The report's JSON form (see `watcher.contract.report`); raises SnapshotError on unusable input."""
-    return report_json(compare_snapshots(baseline, candidate, baseline_label, candidate_label))
+    return report_json(compare_snapshots(baseline, candidate, baseline_label, candidate_label, server_name))
 
 
 def compare_snapshots(
@@ -76,6 +77,7 @@ def compare_snapshots(
     candidate: Path,
     baseline_label: str | None = None,
     candidate_label: str | None = None,
+    server_name: str | None = None,
 ) -> DiffReport:
     """Every change between two snapshot directories, era by era; labels name the sides in the report."""
     base, base_layout = load_snapshot(Path(baseline))
@@ -84,7 +86,7 @@ def compare_snapshots(
     per_era: dict[str | None, list[Change]] = {}
     compared: list[str] = []
     for era_tag, b, c, era_bound in _pair_eras(base, base_layout == "both", cand, cand_layout == "both", notes):
-        per_era[era_tag] = compare_era(b, c, era_bound, notes)
+        per_era[era_tag] = compare_era(b, c, era_bound, notes, server_name)
         compared.append(era_tag or f"{b.era or 'unknown'} vs {c.era or 'unknown'}")
     changes = _merge_eras(per_era)
     changes.sort(key=_sort_key)
@@ -226,7 +228,9 @@ def _pair_eras(
 # -- comparing one era -----------------------------------------------------------------------------
 
 
-def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str]) -> list[Change]:
+def compare_era(
+    b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str], server_name: str | None = None
+) -> list[Change]:
     """Every change between two sides of one era pair; what one side lacks is noted, not compared."""
     changes: list[Change] = []
     if b.server is not None and c.server is not None:
@@ -246,7 +250,7 @@ def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str
             if before is not None or after is not None:
                 notes.append(f"{spec.file} is missing on one side; {spec.name} were not compared")
             continue
-        changes.extend(compare_list(spec, before, after))
+        changes.extend(compare_list(spec, before, after, server_name))
     if b.errors is not None and c.errors is not None:
         changes.extend(
             errors.check(
@@ -289,13 +293,28 @@ def _is_ok(record: dict[str, Any]) -> bool:
     return str(record.get("status", "ok")) == "ok"
 
 
-def compare_list(spec: ListSpec, before: Entries, after: Entries) -> list[Change]:
+def compare_list(spec: ListSpec, before: Entries, after: Entries, server_name: str | None = None) -> list[Change]:
     """Every change in one list: entries matched across versions go to the list's families
     (`FAMILIES_BY_LIST`), entries on one side only to the lists family (new ones to the families too,
     which report what is wrong with a new entry itself)."""
     changes: list[Change] = []
     removed = {k: v for k, v in before.items() if k not in after}
     added = {k: v for k, v in after.items() if k not in before}
+    for rename in renames.pair(spec.name, removed, added):
+        old_entry, new_entry = removed.pop(rename.old), added.pop(rename.new)
+        changes.extend(
+            renames.check(
+                Compared(
+                    list_name=spec.name,
+                    name=rename.old,
+                    before={rename.old: old_entry},
+                    after={rename.new: new_entry},
+                    server_name=server_name,
+                )
+            )
+        )
+        # What else changed between the two is reported under the new name.
+        changes.extend(_check_entry(spec.name, rename.new, old_entry, new_entry))
     if spec.name in ("resources", "resource-templates"):
         for old_key, new_key in _match_moved(removed, added):
             changes.extend(_check_entry(spec.name, old_key, removed.pop(old_key), added.pop(new_key)))

@@ -1,6 +1,6 @@
 """Every kind of contract change, as a named rule with a stable id, a one-line doc and its grade.
 
-One module per family: lists, input_schema, output_schema, text, resources, prompts, server, errors,
+One module per family: lists, renames, input_schema, output_schema, text, resources, prompts, server, errors,
 fields. Each declares its rules in `RULES` and compares through one entry point,
 `check(compared: Compared) -> Iterator[Change]`. `RULES` below is the table of all of them, by id;
 `FAMILIES_BY_LIST` says which families look at an entry of each list, in the order they report.
@@ -16,13 +16,25 @@ from watcher.contract.rules import (
     lists,
     output_schema,
     prompts,
+    renames,
     resources,
     server,
     text,
 )
 from watcher.contract.rules.base import Change, Compared, Family, Rule, make_change
 
-FAMILIES: tuple[Family, ...] = (lists, input_schema, output_schema, text, resources, prompts, server, errors, fields)
+FAMILIES: tuple[Family, ...] = (
+    lists,
+    renames,
+    input_schema,
+    output_schema,
+    text,
+    resources,
+    prompts,
+    server,
+    errors,
+    fields,
+)
 
 FAMILIES_BY_LIST: dict[str, tuple[Family, ...]] = {
     "tools": (text, input_schema, output_schema, fields),

@@ -94,6 +94,8 @@ class Compared:
     after: Any
     path: str = ""
     """Where `before` / `after` sit inside the entry ("" for the entry itself, e.g. "arguments.genre")."""
+    server_name: str | None = None
+    """The server's configured name, when known (host permission names are `mcp__<server>__<tool>`)."""
     era_bound: bool = True
     """False when the two sides were taken in different protocol eras: what is negotiated per era
     (protocol versions, capabilities, the unsupported-version probe) is then not compared."""
