@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from watcher import clock
 from watcher.contract.credentials import (
     PROFILE_ENV_PREFIX,
     UsageError,
@@ -98,7 +99,7 @@ def register(subparsers: Any) -> None:
         choices=LEVELS,
         default="clients",
         help="clients (default): fail on changes that break clients; models: also on changes that "
-        "affect models; none: never fail",
+        "affect models; lints: also on evolution lints; none: never fail",
     )
     diff.add_argument(
         "--server-name",
@@ -111,7 +112,7 @@ def register(subparsers: Any) -> None:
 
 def run_diff(args: argparse.Namespace) -> int:
     try:
-        report = diff_snapshots(args.baseline, args.candidate, server_name=args.server_name)
+        report = diff_snapshots(args.baseline, args.candidate, server_name=args.server_name, today=clock.today())
     except SnapshotError as exc:
         print(f"mcp-watcher diff: unusable input: {exc}", file=sys.stderr)
         return 2

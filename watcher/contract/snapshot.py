@@ -324,8 +324,11 @@ async def _connect_and_read(
         capabilities = server.get("capabilities") or {}
         lists: dict[str, list[dict[str, Any]]] = {}
         stats: dict[str, dict[str, int]] = {}
+        ttl: dict[str, int] = {}
         for spec in LISTS:
-            lists[spec.name], stats[spec.name] = await _fetch_list(session, spec, capabilities, changed)
+            lists[spec.name], stats[spec.name] = await _fetch_list(session, spec, capabilities, changed, ttl)
+        # Not part of the contract, but a long cache lifetime without listChanged is worth a lint.
+        server["listTtlMs"] = ttl
         errors = await _probe_errors(session, era, capabilities, lists["tools"])
         if era == "legacy" and probe:
             server.update(await _probe_legacy_versions(target, session, server["protocolVersion"], timeout, profile))
@@ -420,7 +423,7 @@ def _modern_server(client: Client, discover: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _fetch_list(
-    session: Any, spec: ListSpec, capabilities: dict[str, Any], changed: set[str]
+    session: Any, spec: ListSpec, capabilities: dict[str, Any], changed: set[str], ttl: dict[str, int]
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The full list. A multi-page list counts only when two whole walks in a row agree (the spec gives
     no consistency across pages); a walk is abandoned early on an expired cursor, a duplicate entry
@@ -430,7 +433,7 @@ async def _fetch_list(
     previous: list[dict[str, Any]] | None = None
     for walk in range(1, MAX_WALKS + 1):
         try:
-            entries, pages = await _walk(session, spec, changed)
+            entries, pages = await _walk(session, spec, changed, ttl)
         except _ListChanged:
             previous = None
             continue
@@ -440,7 +443,9 @@ async def _fetch_list(
     raise _EraFailure(f"error: {spec.name} list kept changing across {MAX_WALKS} walks")
 
 
-async def _walk(session: Any, spec: ListSpec, changed: set[str]) -> tuple[list[dict[str, Any]], int]:
+async def _walk(
+    session: Any, spec: ListSpec, changed: set[str], ttl: dict[str, int]
+) -> tuple[list[dict[str, Any]], int]:
     changed.discard(spec.name)
     request_type = _LIST_REQUESTS[spec.name]
     entries: list[dict[str, Any]] = []
@@ -456,6 +461,8 @@ async def _walk(session: Any, spec: ListSpec, changed: set[str]) -> tuple[list[d
             if cursor is None and exc.code == types.METHOD_NOT_FOUND:
                 return [], 0
             raise _EraFailure(f"error: {spec.name} list failed with {exc.code} {exc.message}") from exc
+        if cursor is None and isinstance(raw.get("ttlMs"), int) and not isinstance(raw.get("ttlMs"), bool):
+            ttl[spec.name] = raw["ttlMs"]
         for entry in raw.get(spec.result_field) or []:
             if not isinstance(entry, dict):
                 continue
