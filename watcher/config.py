@@ -333,20 +333,49 @@ def load_config(path: str | os.PathLike[str] | None = None, base_dir: Path | Non
     return LoadedConfig(config=config, path=p, base_dir=base_dir or Path.cwd())
 
 
-def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
+def parse_yaml_with_lines(text: str, filename: str) -> tuple[Any, dict[tuple[str | int, ...], int]]:
+    """(the document, {key path: its line}); invalid YAML is a ConfigError naming file and line. Shared by
+    every YAML file the watcher reads (the config, the contract accept files)."""
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{filename}:{mark.line + 1}" if mark else filename
         raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
+    lines: dict[tuple[str | int, ...], int] = {}
     if node is None:
-        data: Any = {}
-        lines: dict[tuple[str | int, ...], int] = {}
-    else:
-        lines = {}
-        _index_lines(node, (), lines)
-        data = yaml.safe_load(text)
+        return None, lines
+    _index_lines(node, (), lines)
+    _check_dates(node, (), filename)
+    return yaml.safe_load(text), lines
+
+
+def _check_dates(node: yaml.Node, loc: tuple[str | int, ...], filename: str) -> None:
+    """A date-shaped value that is no date (2027-13-01) fails in the YAML library without a line: name it."""
+    if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:timestamp":
+        try:
+            yaml.SafeLoader("").construct_yaml_timestamp(node)
+        except ValueError as exc:
+            key = ".".join(str(part) for part in loc)
+            line = node.start_mark.line + 1
+            raise ConfigError(f"{filename}:{line}: {key}: {node.value!r} is not a valid date: {exc}") from exc
+    elif isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            _check_dates(value_node, (*loc, key_node.value), filename)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _check_dates(item, (*loc, index), filename)
+
+
+def describe_validation_error(exc: ValidationError, filename: str, lines: dict[tuple[str | int, ...], int]) -> str:
+    """One `file:line: key: what` line per error of a model validated from a `parse_yaml_with_lines` document."""
+    return _describe(exc, filename, lines)
+
+
+def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
+    data, lines = parse_yaml_with_lines(text, filename)
+    if data is None:
+        data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{filename}:1: expected a mapping of settings at the top level")
     _refuse_inline_secrets(data, filename, lines)

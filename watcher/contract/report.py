@@ -142,7 +142,9 @@ def _summary_line(report: dict[str, Any]) -> str:
     changes = report.get("changes") or []
     breaking = sum(1 for c in changes if c.get("breaksClients"))
     models = sum(1 for c in changes if c.get("affectsModels"))
-    return f"{len(changes)} change(s): {breaking} break clients, {models} affect models"
+    line = f"{len(changes)} change(s): {breaking} break clients, {models} affect models"
+    accepted = len(report.get("accepted") or [])
+    return line + (f"; {accepted} accepted" if accepted else "")
 
 
 # -- markdown --------------------------------------------------------------------------------------
@@ -196,6 +198,32 @@ def _markdown(report: dict[str, Any]) -> str:
         lines.append("")
     if not changes:
         lines += ["No contract changes.", ""]
+    accepted = report.get("accepted") or []
+    if accepted:
+        lines += [
+            f"### Accepted ({len(accepted)})",
+            "",
+            "| Era | List | Name | Path | Change | Reason | Expires |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in accepted:
+            why = c.get("accepted") or {}
+            by = f" ({why['by']})" if why.get("by") else ""
+            cells = [
+                c.get("era") or "",
+                str(c.get("list")),
+                _code(str(c.get("name"))),
+                _code(c.get("path") or ""),
+                _code(_rule(c)),
+                (_value(why.get("reason")) + by).replace("|", "\\|"),
+                str(why.get("expires") or ""),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    stale = (report.get("acceptance") or {}).get("stale") or []
+    if stale:
+        lines += ["Stale acceptances (matched nothing):", ""]
+        lines += [f"- {_code(str(e.get('rule')))} {e.get('list')}/{_code(str(e.get('name')))}" for e in stale] + [""]
     notes = report.get("notes") or []
     if notes:
         lines += ["Notes:", ""] + [f"- {note}" for note in notes] + [""]
@@ -233,6 +261,19 @@ def _junit(report: dict[str, Any], fail_on: str) -> str:
             failure.text = detail
         else:
             ET.SubElement(case, "system-out").text = detail
+    for c in report.get("accepted") or []:
+        why = c.get("accepted") or {}
+        case = ET.SubElement(
+            suite, "testcase", classname=f"contract.{c.get('list')}", name=f"{c.get('name')} {_rule(c)} (accepted)"
+        )
+        message = f"accepted until {why.get('expires')}: {why.get('reason')}"
+        ET.SubElement(case, "skipped", message=message).text = _detail(c)
+    skipped = len(report.get("accepted") or [])
+    if skipped:
+        tests += skipped
+        root.set("tests", str(tests))
+        suite.set("tests", str(tests))
+        suite.set("skipped", str(skipped))
     if not changes:
         ET.SubElement(suite, "testcase", classname="contract", name="no contract changes")
     ET.indent(root)
@@ -282,6 +323,11 @@ def _github(report: dict[str, Any], fail_on: str) -> str:
             level = "notice"
         title = _escape_property(f"MCP contract: {_rule(c)} ({c.get('list')}/{c.get('name')})")
         lines.append(f"::{level} title={title}::{_escape_data(_detail(c))}")
+    for c in report.get("accepted") or []:
+        why = c.get("accepted") or {}
+        title = _escape_property(f"MCP contract (accepted): {_rule(c)} ({c.get('list')}/{c.get('name')})")
+        text = f"accepted until {why.get('expires')}: {why.get('reason')}\n{_detail(c)}"
+        lines.append(f"::notice title={title}::{_escape_data(text)}")
     summary = f"{_summary_line(report)} ({report.get('baseline')} → {report.get('candidate')})"
     lines.append(f"::notice title={_escape_property('MCP contract diff')}::{_escape_data(summary)}")
     return "\n".join(lines) + "\n"
