@@ -36,6 +36,21 @@ class SdkSource(_Strict):
     language: str | None = None
 
 
+class ContractSettings(_Strict):
+    levels: dict[str, Literal["breaking", "models", "info", "ignore"]] = Field(default_factory=dict)
+    """Severity overrides: contract rule id → the grade its changes get (the original is kept beside)."""
+
+    @field_validator("levels")
+    @classmethod
+    def _known_rules(cls, value: dict[str, str]) -> dict[str, str]:
+        from watcher.contract.rules import RULES  # late: the config loads without the contract package
+
+        unknown = sorted(rule for rule in value if rule not in RULES)
+        if unknown:
+            raise ValueError(f"unknown contract rule id(s) {', '.join(unknown)} (see docs/contract-rules.md)")
+        return value
+
+
 class Team(_Strict):
     name: str = Field(pattern=_NAME)
     slack_channel: str = Field(min_length=1)
@@ -47,6 +62,7 @@ class Team(_Strict):
     exclude: list[str] = Field(default_factory=list)
     spec_news: bool = True
     digest: bool = True
+    contract: ContractSettings = Field(default_factory=ContractSettings)
 
 
 class SlackSettings(_Strict):
@@ -134,6 +150,10 @@ class Server(_Strict):
     """The package pinned to the new version; None: the SDK source's package."""
     baseline_sdk_version: str
     baseline_snapshot: str | None = None
+    accept: str | None = None
+    """The team's accept file for contract changes (YAML; see docs/suites.md), relative to the config's folder."""
+    contract: ContractSettings = Field(default_factory=ContractSettings)
+    """Severity overrides for this server, over its team's."""
     requirements: list[str] = Field(default_factory=lambda: ["2026-07-28", "2025-11-25"])
     expected_failures: str | None = None
     timeouts: Timeouts = Field(default_factory=Timeouts)

@@ -120,3 +120,45 @@ def test_diff_and_accept_commands_round_trip(tmp_path: Path, capsys: pytest.Capt
     assert run_cli(["diff", str(BASE), str(CAND), "--accept", str(accept_path)]) == 0
     assert json.loads(capsys.readouterr().out)["summary"]["accepted"] == 1
     assert run_cli(["diff", str(BASE), str(CAND), "--level", "error_mode_changed=models"]) == 0
+
+
+def test_a_suite_run_applies_the_team_levels_and_the_server_accept_file(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from watcher.config import LoadedConfig, parse_config
+    from watcher.suites.notices import render as render_result
+    from watcher.suites.runner import _Run
+
+    (tmp_path / "accept.yaml").write_text(ENTRY.format(expires="2099-01-31"))
+    config = parse_config(
+        """
+teams:
+  - name: books
+    slack_channel: "#books"
+    contract: {levels: {description_changed: ignore}}
+sdks:
+  - {name: python, registry: pypi, package: mcp}
+servers:
+  - name: fetch
+    team: books
+    sdk: python
+    language: python
+    path: .
+    start: [python, -m, fetch]
+    baseline_sdk_version: "1.26.0"
+    accept: accept.yaml
+""",
+        "watcher.yaml",
+    )
+    loaded = LoadedConfig(config=config, path=tmp_path / "watcher.yaml", base_dir=tmp_path)
+    run = SimpleNamespace(loaded=loaded, server=config.servers[0])
+    steered = _Run.steer_contract(run, diff_snapshots(BASE, CAND))  # type: ignore[arg-type]
+    assert [c["rule"] for c in steered["accepted"]] == ["error_mode_changed"]
+    assert not [c for c in steered["changes"] if c["breaksClients"]]
+    assert {c["rule"] for c in steered["ignored"]} == {"description_changed"}
+    text, _blocks = render_result(
+        {"server": "fetch", "sdk_version": "2.0.0", "verdict": "pass", "contract": steered, "conformance": []}
+    )
+    assert "Contract: 1 accepted" in text and "until 2099-01-31" in text
+    with pytest.raises(Exception, match="unknown contract rule"):
+        parse_config("teams:\n  - {name: t, slack_channel: '#t', contract: {levels: {nope: info}}}\n", "w.yaml")
