@@ -35,6 +35,21 @@ class SdkSource(_Strict):
     language: str | None = None
 
 
+class ContractSettings(_Strict):
+    levels: dict[str, Literal["breaking", "models", "info", "ignore"]] = Field(default_factory=dict)
+    """Severity overrides: contract rule id → the grade its changes get (the original is kept beside)."""
+
+    @field_validator("levels")
+    @classmethod
+    def _known_rules(cls, value: dict[str, str]) -> dict[str, str]:
+        from watcher.contract.rules import RULES  # late: the config loads without the contract package
+
+        unknown = sorted(rule for rule in value if rule not in RULES)
+        if unknown:
+            raise ValueError(f"unknown contract rule id(s) {', '.join(unknown)} (see docs/contract-rules.md)")
+        return value
+
+
 class Team(_Strict):
     name: str = Field(pattern=_NAME)
     slack_channel: str = Field(min_length=1)
@@ -46,6 +61,7 @@ class Team(_Strict):
     exclude: list[str] = Field(default_factory=list)
     spec_news: bool = True
     digest: bool = True
+    contract: ContractSettings = Field(default_factory=ContractSettings)
 
 
 class SlackSettings(_Strict):
@@ -246,6 +262,10 @@ class Server(_Strict):
     """The package pinned to the new version; None: the SDK source's package."""
     baseline_sdk_version: str
     baseline_snapshot: str | None = None
+    accept: str | None = None
+    """The team's accept file for contract changes (YAML; see docs/suites.md), relative to the config's folder."""
+    contract: ContractSettings = Field(default_factory=ContractSettings)
+    """Severity overrides for this server, over its team's."""
     requirements: list[str] = Field(default_factory=lambda: ["2026-07-28", "2025-11-25"])
     expected_failures: str | None = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
@@ -505,12 +525,30 @@ def yaml_with_lines(text: str, filename: str) -> tuple[Any, Lines]:
         return {}, {}
     lines: Lines = {}
     _index_lines(node, (), lines)
+    _check_dates(node, (), filename)
     try:
         data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
     except DuplicateKeyError as exc:
         line = exc.problem_mark.line + 1 if exc.problem_mark else 1
         raise ConfigError(f"{filename}:{line}: {exc.problem}") from exc
     return data, lines
+
+
+def _check_dates(node: yaml.Node, loc: tuple[str | int, ...], filename: str) -> None:
+    """A date-shaped value that is no date (2027-13-01) fails in the YAML library without a line: name it."""
+    if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:timestamp":
+        try:
+            yaml.SafeLoader("").construct_yaml_timestamp(node)
+        except ValueError as exc:
+            key = ".".join(str(part) for part in loc)
+            line = node.start_mark.line + 1
+            raise ConfigError(f"{filename}:{line}: {key}: {node.value!r} is not a valid date: {exc}") from exc
+    elif isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            _check_dates(value_node, (*loc, key_node.value), filename)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _check_dates(item, (*loc, index), filename)
 
 
 def validate_with_lines(model: type[_M], data: Any, filename: str, lines: Lines) -> _M:

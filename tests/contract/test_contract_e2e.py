@@ -21,6 +21,7 @@ from tests.contract.helpers import (
     stdio_target,
 )
 from watcher.contract.diff import SnapshotError, diff_snapshots
+from watcher.contract.handshake import LEGACY_PROBE_VERSIONS
 from watcher.contract.report import render, worst_level
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 
@@ -206,8 +207,9 @@ def test_dropping_an_era_is_a_removed_protocol_version(tmp_path: Path, stdio_sna
     assert modern_only["eras"]["legacy"]["status"].startswith("unsupported: initialize failed with -32601")
     assert modern_only["eras"]["modern"]["status"] == "ok"
     report = diff_snapshots(stdio_snapshots["v2"], tmp_path / "m")
+    # The legacy era's probes found every known legacy revision accepted: dropping the era removes each.
     assert [(c["kind"], c["name"], c["era"], c["breaksClients"]) for c in report["changes"]] == [
-        ("protocol_version_removed", "2025-11-25", "legacy", True)
+        ("protocol_version_removed", version, "legacy", True) for version in LEGACY_PROBE_VERSIONS
     ]
     legacy_only = take_snapshot_sync(stdio_target(extra_server_command("legacy-only")), tmp_path / "l", timeout=30)
     assert legacy_only["eras"]["modern"]["status"].startswith("unsupported: server/discover failed")

@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from watcher import clock
+from watcher.cli_support import iso_date
+from watcher.contract.accept import (
+    AcceptError,
+    accept_entries,
+    append_entries,
+    apply_acceptance,
+    apply_levels,
+    load_accept_file,
+    parse_levels,
+)
 from watcher.contract.credentials import (
     PROFILE_ENV_PREFIX,
     UsageError,
@@ -18,6 +30,7 @@ from watcher.contract.credentials import (
     read_profile,
 )
 from watcher.contract.diff import SnapshotError, diff_snapshots
+from watcher.contract.handshake import CLIENT_PROFILES, DEFAULT_CLIENT_PROFILE, client_profile
 from watcher.contract.report import FORMATS, LEVELS, fails, render
 from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, take_snapshot_sync
 
@@ -64,6 +77,19 @@ def register(subparsers: Any) -> None:
         "'Name: value' (HTTP header) or 'env NAME=value' / 'env NAME' (stdio server variable); "
         "recorded by name in snapshot.json, its values never",
     )
+    snapshot.add_argument(
+        "--client-profile",
+        default=DEFAULT_CLIENT_PROFILE,
+        metavar="NAME",
+        help=f"client capabilities to declare: {', '.join(CLIENT_PROFILES)} (default {DEFAULT_CLIENT_PROFILE}: "
+        "roots, sampling, elicitation) or a comma list of them; recorded in server.json",
+    )
+    snapshot.add_argument(
+        "--no-version-probes",
+        action="store_true",
+        help="legacy era: record only the revision one initialize negotiates, instead of offering each known "
+        "revision in turn",
+    )
     snapshot.add_argument("--timeout", type=float, default=60.0, metavar="SECONDS", help="per era (default 60)")
     snapshot.add_argument("--cwd", help="working directory of a stdio server")
     snapshot.add_argument(
@@ -84,19 +110,87 @@ def register(subparsers: Any) -> None:
         choices=LEVELS,
         default="clients",
         help="clients (default): fail on changes that break clients; models: also on changes that "
-        "affect models; none: never fail",
+        "affect models; lints: also on evolution lints; none: never fail",
+    )
+    diff.add_argument(
+        "--server-name",
+        metavar="NAME",
+        help="the server's configured name in hosts: a renamed tool's report names the permission "
+        "mcp__NAME__<old> that stops matching (default: <server>)",
+    )
+    diff.add_argument(
+        "--accept",
+        type=Path,
+        metavar="FILE",
+        help="accept file (YAML list of {rule, list, name, path?, reason, expires, by?}): matching changes that "
+        "have not expired are reported under accepted and fail nothing",
+    )
+    diff.add_argument(
+        "--level",
+        action="append",
+        default=[],
+        metavar="RULE=LEVEL",
+        help="re-grade a rule: breaking, models, info or ignore (repeatable); the original grade is kept beside",
     )
     diff.set_defaults(handler=run_diff)
+
+    accept = subparsers.add_parser(
+        "accept",
+        help="append accept-file entries for changes of a diff report",
+        description="Read a diff report (JSON), pick changes with --select and append one entry per change to the "
+        "accept file, so nobody writes them by hand.",
+    )
+    accept.add_argument("report", type=Path, metavar="REPORT.json", help="a report from `diff --format json`")
+    accept.add_argument(
+        "--select",
+        action="append",
+        required=True,
+        metavar="WHAT",
+        help="a rule id, LIST/NAME, RULE:LIST/NAME or 'all' (repeatable)",
+    )
+    accept.add_argument("--reason", required=True, help="why the change is accepted")
+    accept.add_argument("--expires", required=True, type=iso_date, metavar="YYYY-MM-DD", help="until when")
+    accept.add_argument("--by", help="who accepts it")
+    accept.add_argument("--file", type=Path, required=True, metavar="FILE", help="the accept file to append to")
+    accept.set_defaults(handler=run_accept)
 
 
 def run_diff(args: argparse.Namespace) -> int:
     try:
-        report = diff_snapshots(args.baseline, args.candidate)
+        levels = parse_levels(args.level)
+        accept_file = load_accept_file(args.accept) if args.accept else None
+    except (ValueError, AcceptError) as exc:
+        print(f"mcp-watcher diff: {exc}", file=sys.stderr)
+        return 2
+    try:
+        report = diff_snapshots(args.baseline, args.candidate, server_name=args.server_name, today=clock.today())
     except SnapshotError as exc:
         print(f"mcp-watcher diff: unusable input: {exc}", file=sys.stderr)
         return 2
+    report = apply_levels(report, levels)
+    if accept_file is not None:
+        report = apply_acceptance(report, accept_file, clock.today())
     sys.stdout.write(render(report, args.format, fail_on=args.fail_on))
     return 1 if fails(report, args.fail_on) else 0
+
+
+def run_accept(args: argparse.Namespace) -> int:
+    try:
+        report = json.loads(args.report.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        print(f"mcp-watcher accept: {args.report}: not a readable JSON report: {exc}", file=sys.stderr)
+        return 2
+    entries = accept_entries(report, args.select, args.reason, args.expires, args.by)
+    if not entries:
+        print(f"mcp-watcher accept: --select matched no change of {args.report}", file=sys.stderr)
+        return 1
+    try:
+        append_entries(args.file, entries)
+    except AcceptError as exc:
+        print(f"mcp-watcher accept: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'} appended to {args.file}")
+    return 0
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
@@ -105,7 +199,20 @@ def run_snapshot(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"mcp-watcher snapshot: {exc}", file=sys.stderr)
         return 2
-    summary = take_snapshot_sync(target, args.out, era=args.era, timeout=args.timeout, profile=args.profile)
+    try:
+        client_profile(args.client_profile)
+    except ValueError as exc:
+        print(f"mcp-watcher snapshot: --client-profile: {exc}", file=sys.stderr)
+        return 2
+    summary = take_snapshot_sync(
+        target,
+        args.out,
+        era=args.era,
+        timeout=args.timeout,
+        profile=args.profile,
+        client_profile_name=args.client_profile,
+        probe_versions=not args.no_version_probes,
+    )
     any_ok = False
     for era, result in summary["eras"].items():
         counts = ", ".join(f"{name} {count}" for name, count in result["counts"].items())

@@ -13,6 +13,7 @@ depend on the era (protocol versions and capabilities are negotiated per era).
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -28,7 +29,7 @@ from watcher.contract.normalize import (
     ListSpec,
 )
 from watcher.contract.report import DiffReport, report_json
-from watcher.contract.rules import FAMILIES_BY_LIST, errors, lists, server
+from watcher.contract.rules import FAMILIES_BY_LIST, errors, evolution, lists, renames, server
 from watcher.contract.rules.base import Change, Compared
 from watcher.contract.schema_diff import canonical
 from watcher.contract.snapshot import ERAS
@@ -67,9 +68,11 @@ def diff_snapshots(
     candidate: Path,
     baseline_label: str | None = None,
     candidate_label: str | None = None,
+    server_name: str | None = None,
+    today: dt.date | None = None,
 ) -> dict[str, Any]:
     """The report's JSON form (see `watcher.contract.report`); raises SnapshotError on unusable input."""
-    return report_json(compare_snapshots(baseline, candidate, baseline_label, candidate_label))
+    return report_json(compare_snapshots(baseline, candidate, baseline_label, candidate_label, server_name, today))
 
 
 def compare_snapshots(
@@ -77,6 +80,8 @@ def compare_snapshots(
     candidate: Path,
     baseline_label: str | None = None,
     candidate_label: str | None = None,
+    server_name: str | None = None,
+    today: dt.date | None = None,
 ) -> DiffReport:
     """Every change between two snapshot directories, era by era; labels name the sides in the report."""
     base, base_layout = load_snapshot(Path(baseline))
@@ -85,14 +90,15 @@ def compare_snapshots(
     per_era: dict[str | None, list[Change]] = {}
     compared: list[str] = []
     for era_tag, b, c, era_bound in _pair_eras(base, base_layout == "both", cand, cand_layout == "both", notes):
-        per_era[era_tag] = compare_era(b, c, era_bound, notes)
+        per_era[era_tag] = compare_era(b, c, era_bound, notes, server_name, today)
         compared.append(era_tag or f"{b.era or 'unknown'} vs {c.era or 'unknown'}")
-    changes = _merge_eras(per_era)
-    changes.sort(key=_sort_key)
+    found = _merge_eras(per_era)
+    found.sort(key=_sort_key)
     return DiffReport(
         baseline=baseline_label if baseline_label is not None else str(baseline),
         candidate=candidate_label if candidate_label is not None else str(candidate),
-        changes=tuple(changes),
+        changes=tuple(c for c in found if not c.rule.lint),
+        lints=tuple(c for c in found if c.rule.lint),
         eras=tuple(compared),
         notes=tuple(notes),
     )
@@ -227,15 +233,21 @@ def _pair_eras(
 # -- comparing one era -----------------------------------------------------------------------------
 
 
-def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str]) -> list[Change]:
+def compare_era(
+    b: EraSnapshot,
+    c: EraSnapshot,
+    era_bound: bool,
+    notes: list[str],
+    server_name: str | None = None,
+    today: dt.date | None = None,
+) -> list[Change]:
     """Every change between two sides of one era pair; what one side lacks is noted, not compared."""
     changes: list[Change] = []
     if b.server is not None and c.server is not None:
-        changes.extend(
-            server.check(
-                Compared(list_name="server", name="server", before=b.server, after=c.server, era_bound=era_bound)
-            )
-        )
+        notes.extend(_handshake_notes(b.server, c.server, era_bound))
+        records = Compared(list_name="server", name="server", before=b.server, after=c.server, era_bound=era_bound)
+        changes.extend(server.check(records))
+        changes.extend(evolution.check(records))
     elif b.server is not None or c.server is not None:
         notes.append("server.json is missing on one side; server fields were not compared")
     if not (b.ok and c.ok):
@@ -246,7 +258,7 @@ def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str
             if before is not None or after is not None:
                 notes.append(f"{spec.file} is missing on one side; {spec.name} were not compared")
             continue
-        changes.extend(compare_list(spec, before, after))
+        changes.extend(compare_list(spec, before, after, server_name, today))
     if b.errors is not None and c.errors is not None:
         changes.extend(
             errors.check(
@@ -256,17 +268,73 @@ def compare_era(b: EraSnapshot, c: EraSnapshot, era_bound: bool, notes: list[str
     return changes
 
 
-def compare_list(spec: ListSpec, before: Entries, after: Entries) -> list[Change]:
+def _handshake_notes(before: dict[str, Any], after: dict[str, Any], era_bound: bool) -> list[str]:
+    """What the report must say about how the two sides were taken: with different client-capability
+    profiles (a server may list more for a client declaring roots…), or without legacy version probes."""
+    notes = []
+    era = before.get("era") or after.get("era") or "this"
+    profiles = [_profile_label(side.get("clientProfile")) for side in (before, after)]
+    if profiles[0] != profiles[1] and _is_ok(before) and _is_ok(after):
+        notes.append(
+            f"{era} era: snapshots taken with different client capabilities (baseline: {profiles[0]}; candidate: "
+            f"{profiles[1]}); tools, prompts or resources a server offers only to some clients may differ for that "
+            "reason alone"
+        )
+    if era_bound and _is_ok(before) and _is_ok(after):
+        sides = [name for name, side in (("baseline", before), ("candidate", after)) if server.one_handshake(side)]
+        if sides:
+            notes.append(
+                f"{era} era: supported protocol versions of the {' and '.join(sides)} come from one initialize "
+                "(snapshot without version probes); protocol versions were not compared"
+            )
+    return notes
+
+
+def _profile_label(record: Any) -> str:
+    if not isinstance(record, dict):
+        return "not recorded"
+    capabilities = record.get("capabilities") or []
+    return f"{record.get('name')} ({', '.join(capabilities) or 'none'})"
+
+
+def _is_ok(record: dict[str, Any]) -> bool:
+    return str(record.get("status", "ok")) == "ok"
+
+
+def compare_list(
+    spec: ListSpec,
+    before: Entries,
+    after: Entries,
+    server_name: str | None = None,
+    today: dt.date | None = None,
+) -> list[Change]:
     """Every change in one list: entries matched across versions go to the list's families
     (`FAMILIES_BY_LIST`), entries on one side only to the lists family (new ones to the families too,
     which report what is wrong with a new entry itself)."""
     changes: list[Change] = []
     removed = {k: v for k, v in before.items() if k not in after}
     added = {k: v for k, v in after.items() if k not in before}
+    for rename in renames.pair(spec.name, removed, added):
+        old_entry, new_entry = removed.pop(rename.old), added.pop(rename.new)
+        changes.extend(
+            renames.check(
+                Compared(
+                    list_name=spec.name,
+                    name=rename.old,
+                    before={rename.old: old_entry},
+                    after={rename.new: new_entry},
+                    server_name=server_name,
+                )
+            )
+        )
+        # What else changed between the two is reported under the new name.
+        changes.extend(_check_entry(spec.name, rename.new, old_entry, new_entry))
     if spec.name in ("resources", "resource-templates"):
         for old_key, new_key in _match_moved(removed, added):
             changes.extend(_check_entry(spec.name, old_key, removed.pop(old_key), added.pop(new_key)))
-    changes.extend(lists.check(Compared(list_name=spec.name, name=spec.name, before=removed, after=added)))
+    one_side = Compared(list_name=spec.name, name=spec.name, before=removed, after=added, today=today)
+    changes.extend(lists.check(one_side))
+    changes.extend(evolution.check(one_side))
     for key in sorted(added):
         changes.extend(_check_entry(spec.name, key, None, added[key]))
     for key in sorted(set(before) & set(after)):

@@ -18,7 +18,7 @@ from typing import Any
 from watcher.contract.rules.base import Change
 
 FORMATS = ("json", "markdown", "junit", "github")
-LEVELS = ("clients", "models", "none")
+LEVELS = ("clients", "models", "lints", "none")
 _CELL_LIMIT = 120
 
 
@@ -31,6 +31,8 @@ class DiffReport:
     candidate: str
     changes: tuple[Change, ...]
     """In report order: by list, entry name, era, path and kind."""
+    lints: tuple[Change, ...] = ()
+    """Evolution lints (grade "lint"), apart from `changes`: they fail a run only with --fail-on lints."""
     eras: tuple[str, ...]
     """The era pairs compared ("legacy", "modern", or e.g. "legacy vs modern")."""
     notes: tuple[str, ...]
@@ -49,6 +51,7 @@ def change_json(change: Change) -> dict[str, Any]:
         "breaksClients": change.breaks_clients,
         "affectsModels": change.affects_models,
         "rule": change.rule.id,
+        "grade": change.grade,
     }
     if change.hint:
         record["hint"] = change.hint
@@ -63,10 +66,12 @@ def report_json(report: DiffReport) -> dict[str, Any]:
         "baseline": report.baseline,
         "candidate": report.candidate,
         "changes": [change_json(change) for change in report.changes],
+        "lints": [change_json(change) for change in report.lints],
         "summary": {
             "total": len(report.changes),
             "breaksClients": sum(1 for c in report.changes if c.breaks_clients),
             "affectsModels": sum(1 for c in report.changes if c.affects_models),
+            "lints": len(report.lints),
         },
         "eras": list(report.eras),
         "notes": list(report.notes),
@@ -90,13 +95,15 @@ def at_level(change: dict[str, Any], fail_on: str) -> bool:
         return bool(change.get("breaksClients"))
     if fail_on == "models":
         return bool(change.get("breaksClients") or change.get("affectsModels"))
+    if fail_on == "lints":
+        return bool(change.get("breaksClients") or change.get("affectsModels") or change.get("grade") == "lint")
     return False
 
 
 def fails(report: dict[str, Any], fail_on: str = "clients") -> bool:
     if fail_on not in LEVELS:
         raise ValueError(f"fail_on must be one of {', '.join(LEVELS)}, not {fail_on!r}")
-    return any(at_level(c, fail_on) for c in report.get("changes") or [])
+    return any(at_level(c, fail_on) for c in [*(report.get("changes") or []), *(report.get("lints") or [])])
 
 
 def render(report: dict[str, Any], fmt: str, fail_on: str = "clients") -> str:
@@ -135,7 +142,9 @@ def _summary_line(report: dict[str, Any]) -> str:
     changes = report.get("changes") or []
     breaking = sum(1 for c in changes if c.get("breaksClients"))
     models = sum(1 for c in changes if c.get("affectsModels"))
-    return f"{len(changes)} change(s): {breaking} break clients, {models} affect models"
+    line = f"{len(changes)} change(s): {breaking} break clients, {models} affect models"
+    accepted = len(report.get("accepted") or [])
+    return line + (f"; {accepted} accepted" if accepted else "")
 
 
 # -- markdown --------------------------------------------------------------------------------------
@@ -163,6 +172,7 @@ def _markdown(report: dict[str, Any]) -> str:
         ("Breaks clients", [c for c in changes if c.get("breaksClients")]),
         ("Affects models", [c for c in changes if not c.get("breaksClients") and c.get("affectsModels")]),
         ("Other changes", [c for c in changes if not c.get("breaksClients") and not c.get("affectsModels")]),
+        ("Lints", list(report.get("lints") or [])),
     )
     for title, group in groups:
         if not group:
@@ -188,6 +198,32 @@ def _markdown(report: dict[str, Any]) -> str:
         lines.append("")
     if not changes:
         lines += ["No contract changes.", ""]
+    accepted = report.get("accepted") or []
+    if accepted:
+        lines += [
+            f"### Accepted ({len(accepted)})",
+            "",
+            "| Era | List | Name | Path | Change | Reason | Expires |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for c in accepted:
+            why = c.get("accepted") or {}
+            by = f" ({why['by']})" if why.get("by") else ""
+            cells = [
+                c.get("era") or "",
+                str(c.get("list")),
+                _code(str(c.get("name"))),
+                _code(c.get("path") or ""),
+                _code(_rule(c)),
+                (_value(why.get("reason")) + by).replace("|", "\\|"),
+                str(why.get("expires") or ""),
+            ]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    stale = (report.get("acceptance") or {}).get("stale") or []
+    if stale:
+        lines += ["Stale acceptances (matched nothing):", ""]
+        lines += [f"- {_code(str(e.get('rule')))} {e.get('list')}/{_code(str(e.get('name')))}" for e in stale] + [""]
     notes = report.get("notes") or []
     if notes:
         lines += ["Notes:", ""] + [f"- {note}" for note in notes] + [""]
@@ -198,7 +234,7 @@ def _markdown(report: dict[str, Any]) -> str:
 
 
 def _junit(report: dict[str, Any], fail_on: str) -> str:
-    changes = report.get("changes") or []
+    changes = [*(report.get("changes") or []), *(report.get("lints") or [])]
     failures = sum(1 for c in changes if at_level(c, fail_on))
     tests = max(len(changes), 1)
     root = ET.Element("testsuites", name="mcp-watcher contract diff", tests=str(tests), failures=str(failures))
@@ -225,6 +261,19 @@ def _junit(report: dict[str, Any], fail_on: str) -> str:
             failure.text = detail
         else:
             ET.SubElement(case, "system-out").text = detail
+    for c in report.get("accepted") or []:
+        why = c.get("accepted") or {}
+        case = ET.SubElement(
+            suite, "testcase", classname=f"contract.{c.get('list')}", name=f"{c.get('name')} {_rule(c)} (accepted)"
+        )
+        message = f"accepted until {why.get('expires')}: {why.get('reason')}"
+        ET.SubElement(case, "skipped", message=message).text = _detail(c)
+    skipped = len(report.get("accepted") or [])
+    if skipped:
+        tests += skipped
+        root.set("tests", str(tests))
+        suite.set("tests", str(tests))
+        suite.set("skipped", str(skipped))
     if not changes:
         ET.SubElement(suite, "testcase", classname="contract", name="no contract changes")
     ET.indent(root)
@@ -265,7 +314,7 @@ def _escape_property(text: str) -> str:
 
 def _github(report: dict[str, Any], fail_on: str) -> str:
     lines = []
-    for c in report.get("changes") or []:
+    for c in [*(report.get("changes") or []), *(report.get("lints") or [])]:
         if at_level(c, fail_on):
             level = "error"
         elif c.get("breaksClients") or c.get("affectsModels"):
@@ -274,6 +323,11 @@ def _github(report: dict[str, Any], fail_on: str) -> str:
             level = "notice"
         title = _escape_property(f"MCP contract: {_rule(c)} ({c.get('list')}/{c.get('name')})")
         lines.append(f"::{level} title={title}::{_escape_data(_detail(c))}")
+    for c in report.get("accepted") or []:
+        why = c.get("accepted") or {}
+        title = _escape_property(f"MCP contract (accepted): {_rule(c)} ({c.get('list')}/{c.get('name')})")
+        text = f"accepted until {why.get('expires')}: {why.get('reason')}\n{_detail(c)}"
+        lines.append(f"::notice title={title}::{_escape_data(text)}")
     summary = f"{_summary_line(report)} ({report.get('baseline')} → {report.get('candidate')})"
     lines.append(f"::notice title={_escape_property('MCP contract diff')}::{_escape_data(summary)}")
     return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ subschema lives (`$defs` vs inline), the order of `required`, `enum` or union me
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -106,6 +107,7 @@ class Fact:
     kind: property_added | property_removed | required_added | became_required | became_optional |
           type | enum | constraint | annotation
     direction (type / enum / constraint): narrowed (accepts fewer values) | widened | changed (neither or both)
+               | equivalent (numeric bounds spelled differently, admitting the same values)
     """
 
     kind: str
@@ -318,8 +320,13 @@ class _Walker:
         # Union members carry their own annotations; single-variant nodes had theirs compared already.
         self._annotations(a, b, path)
         self._enum(a, b, path)
-        for key in sorted((set(a) | set(b)) & (UPPER_BOUNDS | LOWER_BOUNDS)):
-            self._bound(key, a.get(key), b.get(key), path)
+        bounds_a, bounds_b = effective_bounds(a), effective_bounds(b)
+        for key in sorted((set(bounds_a) | set(bounds_b)) & (UPPER_BOUNDS | LOWER_BOUNDS)):
+            self._bound(key, bounds_a.get(key), bounds_b.get(key), path)
+        raw_a, raw_b = _raw_bounds(a), _raw_bounds(b)
+        if bounds_a == bounds_b and not json_equal(raw_a, raw_b):
+            # Spelled differently, admitting the same values: a note, never a narrowing.
+            self.emit(Fact("constraint", _join(path, "bounds"), raw_a, raw_b, "equivalent", "bounds"))
         for key in sorted((set(a) | set(b)) & STRICT_WHEN_PRESENT):
             before, after = a.get(key), b.get(key)
             if not json_equal(before, after):
@@ -514,6 +521,59 @@ class _Walker:
                         "constraint", _join(path, "prefixItems"), len(prefix_a), len(prefix_b), "changed", "prefixItems"
                     )
                 )
+
+
+# -- numeric bounds --------------------------------------------------------------------------------
+
+MAX_SAFE_INTEGER = 2**53 - 1
+"""JavaScript's Number.MAX_SAFE_INTEGER: zod and others emit it as the bound of "any int"."""
+_NUMERIC_BOUNDS = frozenset({"maximum", "exclusiveMaximum", "minimum", "exclusiveMinimum"})
+
+
+def _raw_bounds(node: dict[str, Any]) -> dict[str, Any]:
+    return {k: node[k] for k in sorted(_NUMERIC_BOUNDS) if k in node}
+
+
+def effective_bounds(node: dict[str, Any]) -> dict[str, Any]:
+    """The node's size bounds as the values they admit, keyed like the node's own keywords.
+
+    Numeric bounds are rewritten so that equal sets of values compare equal: draft-04's boolean
+    `exclusiveMaximum: true` (beside `maximum`) becomes the 2020-12 number form; for `type: integer`
+    `exclusiveMaximum: n` becomes `maximum: n-1` (`exclusiveMinimum: n` → `minimum: n+1`), the tighter
+    one kept when both are given; a bound at or beyond ±(2^53−1) rejects no value a JSON client can
+    send safely and is dropped.
+    """
+    bounds = {k: v for k, v in node.items() if k in UPPER_BOUNDS | LOWER_BOUNDS and k not in _NUMERIC_BOUNDS}
+    upper, lower = _side(node, "maximum", "exclusiveMaximum"), _side(node, "minimum", "exclusiveMinimum")
+    integer = node.get("type") == "integer"
+    for (inclusive, exclusive), sign in ((upper, 1), (lower, -1)):
+        name, ex_name = ("maximum", "exclusiveMaximum") if sign == 1 else ("minimum", "exclusiveMinimum")
+        if integer and _is_number(exclusive):
+            as_inclusive = math.ceil(exclusive) - 1 if sign == 1 else math.floor(exclusive) + 1
+            if not _is_number(inclusive):
+                inclusive = as_inclusive
+            else:
+                inclusive = min(inclusive, as_inclusive) if sign == 1 else max(inclusive, as_inclusive)
+            exclusive = None
+        if integer and _is_number(inclusive):
+            inclusive = math.floor(inclusive) if sign == 1 else math.ceil(inclusive)
+        for key, value in ((name, inclusive), (ex_name, exclusive)):
+            if value is None:
+                continue
+            if _is_number(value) and value * sign >= MAX_SAFE_INTEGER:
+                continue
+            bounds[key] = value
+    return bounds
+
+
+def _side(node: dict[str, Any], inclusive_key: str, exclusive_key: str) -> tuple[Any, Any]:
+    """(inclusive bound, exclusive bound) of one side, draft-04's boolean exclusive form resolved."""
+    inclusive, exclusive = node.get(inclusive_key), node.get(exclusive_key)
+    if isinstance(exclusive, bool):
+        if exclusive and inclusive is not None:
+            return None, inclusive
+        return inclusive, None
+    return inclusive, exclusive
 
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -30,6 +30,13 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import TypeAdapter, ValidationError
 
+from watcher.contract.handshake import (
+    DEFAULT_CLIENT_PROFILE,
+    ClientProfile,
+    accepted_versions,
+    client_profile,
+    reinitialize,
+)
 from watcher.contract.normalize import (
     ERRORS_FILE,
     LISTS,
@@ -126,15 +133,24 @@ class _EraResult:
 
 
 async def take_snapshot(
-    target: SnapshotTarget, out_dir: Path, era: str = "both", timeout: float = 60.0, profile: str | None = None
+    target: SnapshotTarget,
+    out_dir: Path,
+    era: str = "both",
+    timeout: float = 60.0,
+    profile: str | None = None,
+    client_profile_name: str = DEFAULT_CLIENT_PROFILE,
+    probe_versions: bool = True,
 ) -> dict[str, Any]:
     """Write the snapshot of `target` to `out_dir` (`out_dir/legacy` and `out_dir/modern` for "both").
 
     Returns a summary: {"outDir", "layout", "eras": {era: {"status", "counts", "protocolVersion"}}}.
     `profile` only names the credentials profile in snapshot.json; its headers and variables come in
-    `target.headers` and `target.env` and are recorded by name only.
+    `target.headers` and `target.env` and are recorded by name only. `client_profile_name` names the
+    client capabilities declared (`watcher.contract.handshake.CLIENT_PROFILES`, or a comma list);
+    `probe_versions` False skips the legacy version probes (server.json then records one handshake).
     """
     target.validate()
+    client = client_profile(client_profile_name)
     if era not in ERA_CHOICES:
         raise ValueError(f"era must be one of {', '.join(ERA_CHOICES)}, not {era!r}")
     out_dir = Path(out_dir)
@@ -148,10 +164,11 @@ async def take_snapshot(
         "headerNames": sorted(target.headers or {}),
         "envNames": sorted(target.private_env),
         "profile": profile,
+        "clientProfile": client.record(),
     }
     secrets = target.private_values()
     for name in eras:
-        result = _masked(await _snapshot_era(target, name, timeout), secrets)
+        result = _masked(await _snapshot_era(target, name, timeout, client, probe_versions), secrets)
         era_dir = out_dir / name if era == "both" else out_dir
         _write_era(era_dir, result)
         counts = {spec.name: len(result.lists.get(spec.name, [])) for spec in LISTS} if result.lists else {}
@@ -194,9 +211,15 @@ def _mask(value: Any, secrets: tuple[str, ...]) -> Any:
 
 
 def take_snapshot_sync(
-    target: SnapshotTarget, out_dir: Path, era: str = "both", timeout: float = 60.0, profile: str | None = None
+    target: SnapshotTarget,
+    out_dir: Path,
+    era: str = "both",
+    timeout: float = 60.0,
+    profile: str | None = None,
+    client_profile_name: str = DEFAULT_CLIENT_PROFILE,
+    probe_versions: bool = True,
 ) -> dict[str, Any]:
-    return asyncio.run(take_snapshot(target, out_dir, era, timeout, profile))
+    return asyncio.run(take_snapshot(target, out_dir, era, timeout, profile, client_profile_name, probe_versions))
 
 
 def _remove_stale_layout(out_dir: Path, era: str) -> None:
@@ -230,11 +253,13 @@ def _write_era(era_dir: Path, result: _EraResult) -> None:
 # -- one era ---------------------------------------------------------------------------------------
 
 
-async def _snapshot_era(target: SnapshotTarget, era: str, timeout: float) -> _EraResult:
+async def _snapshot_era(
+    target: SnapshotTarget, era: str, timeout: float, profile: ClientProfile, probe: bool
+) -> _EraResult:
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
         try:
             with anyio.fail_after(timeout):
-                return await _connect_and_read(target, era, timeout, errlog)
+                return await _connect_and_read(target, era, timeout, errlog, profile, probe)
         except Exception as exc:  # boundary: any failure of a foreign server is a recorded result
             leaves = list(_leaves(exc))
             failure = next((leaf for leaf in leaves if isinstance(leaf, _EraFailure)), None)
@@ -247,7 +272,22 @@ async def _snapshot_era(target: SnapshotTarget, era: str, timeout: float) -> _Er
             return _EraResult(era, _with_stderr(status, errlog))
 
 
-async def _connect_and_read(target: SnapshotTarget, era: str, timeout: float, errlog: TextIO) -> _EraResult:
+async def _open_transport(target: SnapshotTarget, stack: AsyncExitStack, timeout: float, errlog: TextIO) -> Any:
+    if target.url:
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=target.headers or {}, timeout=httpx2.Timeout(timeout))
+        )
+        return streamable_http_client(target.url, http_client=http)
+    assert target.command
+    params = StdioServerParameters(
+        command=target.command[0], args=list(target.command[1:]), env=target.env, cwd=target.cwd
+    )
+    return stdio_client(params, errlog=errlog)
+
+
+async def _connect_and_read(
+    target: SnapshotTarget, era: str, timeout: float, errlog: TextIO, profile: ClientProfile, probe: bool
+) -> _EraResult:
     changed: set[str] = set()
 
     async def on_message(message: Any) -> None:
@@ -255,19 +295,16 @@ async def _connect_and_read(target: SnapshotTarget, era: str, timeout: float, er
             changed.add(list_name)
 
     async with AsyncExitStack() as stack:
-        if target.url:
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=target.headers or {}, timeout=httpx2.Timeout(timeout))
-            )
-            transport: Any = streamable_http_client(target.url, http_client=http)
-        else:
-            assert target.command
-            params = StdioServerParameters(
-                command=target.command[0], args=list(target.command[1:]), env=target.env, cwd=target.cwd
-            )
-            transport = stdio_client(params, errlog=errlog)
+        transport = await _open_transport(target, stack, timeout, errlog)
         mode = "legacy" if era == "legacy" else LATEST_MODERN_VERSION
-        client = Client(transport, mode=mode, cache=None, read_timeout_seconds=timeout, message_handler=on_message)
+        client = Client(
+            transport,
+            mode=mode,
+            cache=None,
+            read_timeout_seconds=timeout,
+            message_handler=on_message,
+            **profile.client_kwargs(),
+        )
         try:
             await stack.enter_async_context(client)
         except Exception as exc:
@@ -283,13 +320,48 @@ async def _connect_and_read(target: SnapshotTarget, era: str, timeout: float, er
             server = _modern_server(client, discover)
         else:
             server = _legacy_server(client)
+        server["clientProfile"] = profile.record()
         capabilities = server.get("capabilities") or {}
         lists: dict[str, list[dict[str, Any]]] = {}
         stats: dict[str, dict[str, int]] = {}
+        ttl: dict[str, int] = {}
         for spec in LISTS:
-            lists[spec.name], stats[spec.name] = await _fetch_list(session, spec, capabilities, changed)
+            lists[spec.name], stats[spec.name] = await _fetch_list(session, spec, capabilities, changed, ttl)
+        # Not part of the contract, but a long cache lifetime without listChanged is worth a lint.
+        server["listTtlMs"] = ttl
         errors = await _probe_errors(session, era, capabilities, lists["tools"])
+        if era == "legacy" and probe:
+            server.update(await _probe_legacy_versions(target, session, server["protocolVersion"], timeout, profile))
         return _EraResult(era, "ok", lists, server, errors, stats)
+
+
+async def _probe_legacy_versions(
+    target: SnapshotTarget, session: Any, preferred: str, timeout: float, profile: ClientProfile
+) -> dict[str, Any]:
+    """server.json's version fields from one initialize per known legacy revision: on stdio, on the open
+    session (a new process only when the server refuses to re-initialize); on HTTP, a new session each,
+    over the same HTTP client (and so the same connection)."""
+
+    async def fresh_session(version: str) -> dict[str, Any]:
+        with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+            async with AsyncExitStack() as stack:
+                transport = await _open_transport(target, stack, timeout, errlog)
+                client = Client(transport, mode="legacy", cache=None, read_timeout_seconds=timeout)
+                # The SDK's handshake always offers its latest revision; a probe offers one of its choosing,
+                # so it drives an un-initialized session itself.
+                bare = await stack.enter_async_context(await client._build_session(stack))
+                return await reinitialize(bare, version, profile)
+
+    async def same_session(version: str) -> dict[str, Any]:
+        return await reinitialize(session, version, profile)
+
+    accepted, answers = await accepted_versions(preferred, None if target.url else same_session, fresh_session)
+    return {
+        "protocolVersion": preferred,
+        "supportedVersions": accepted,
+        "supportedVersionsSource": "initialize-probes",
+        "versionProbes": answers,
+    }
 
 
 async def _discover(session: Any) -> dict[str, Any]:
@@ -351,7 +423,7 @@ def _modern_server(client: Client, discover: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _fetch_list(
-    session: Any, spec: ListSpec, capabilities: dict[str, Any], changed: set[str]
+    session: Any, spec: ListSpec, capabilities: dict[str, Any], changed: set[str], ttl: dict[str, int]
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The full list. A multi-page list counts only when two whole walks in a row agree (the spec gives
     no consistency across pages); a walk is abandoned early on an expired cursor, a duplicate entry
@@ -361,7 +433,7 @@ async def _fetch_list(
     previous: list[dict[str, Any]] | None = None
     for walk in range(1, MAX_WALKS + 1):
         try:
-            entries, pages = await _walk(session, spec, changed)
+            entries, pages = await _walk(session, spec, changed, ttl)
         except _ListChanged:
             previous = None
             continue
@@ -371,7 +443,9 @@ async def _fetch_list(
     raise _EraFailure(f"error: {spec.name} list kept changing across {MAX_WALKS} walks")
 
 
-async def _walk(session: Any, spec: ListSpec, changed: set[str]) -> tuple[list[dict[str, Any]], int]:
+async def _walk(
+    session: Any, spec: ListSpec, changed: set[str], ttl: dict[str, int]
+) -> tuple[list[dict[str, Any]], int]:
     changed.discard(spec.name)
     request_type = _LIST_REQUESTS[spec.name]
     entries: list[dict[str, Any]] = []
@@ -387,6 +461,8 @@ async def _walk(session: Any, spec: ListSpec, changed: set[str]) -> tuple[list[d
             if cursor is None and exc.code == types.METHOD_NOT_FOUND:
                 return [], 0
             raise _EraFailure(f"error: {spec.name} list failed with {exc.code} {exc.message}") from exc
+        if cursor is None and isinstance(raw.get("ttlMs"), int) and not isinstance(raw.get("ttlMs"), bool):
+            ttl[spec.name] = raw["ttlMs"]
         for entry in raw.get(spec.result_field) or []:
             if not isinstance(entry, dict):
                 continue

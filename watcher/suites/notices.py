@@ -67,6 +67,11 @@ def _change_line(change: dict[str, Any]) -> str:
     return f"{where}: {detail}"
 
 
+def _accepted_line(change: dict[str, Any]) -> str:
+    why = change.get("accepted") or {}
+    return f"{_change_line(change)} — until {why.get('expires')}: {why.get('reason')}"
+
+
 def contract_groups(contract: dict[str, Any] | None) -> tuple[list[str], list[str], int]:
     """(breaking lines, affects-models lines, count of other changes)."""
     if not contract or contract.get("error"):
@@ -155,6 +160,11 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
             text_lines.append(f"Contract: {len(breaking)} breaking, {len(models)} affect models, {others} other")
             text_lines += [f"  breaking {b}" for b in breaking[:MAX_LISTED]]
             text_lines += [f"  affects models {m}" for m in models[:MAX_LISTED]]
+            accepted = [_accepted_line(c) for c in contract.get("accepted") or []]
+            if accepted:
+                body += f"\n_Accepted ({len(accepted)}, not failing the run)_\n" + _bullets(accepted)
+                text_lines.append(f"Contract: {len(accepted)} accepted")
+                text_lines += [f"  accepted {a}" for a in accepted[:MAX_LISTED]]
         blocks.append(section(body))
 
     evaluation = report.get("evaluation") or {}

@@ -28,13 +28,17 @@ def as_json(changes: list[Change]) -> Changes:
     return [change_json(change) for change in changes]
 
 
-def list_diff(list_name: str, before: list[dict[str, Any]], after: list[dict[str, Any]]) -> Changes:
+def list_diff(
+    list_name: str, before: list[dict[str, Any]], after: list[dict[str, Any]], lints: bool = False
+) -> Changes:
+    """The list's changes; evolution lints only with `lints` (a report keeps them apart, under `lints`)."""
     spec = LIST_BY_NAME[list_name]
-    return as_json(compare_list(spec, {e[spec.key]: e for e in before}, {e[spec.key]: e for e in after}))
+    found = compare_list(spec, {e[spec.key]: e for e in before}, {e[spec.key]: e for e in after})
+    return as_json([change for change in found if lints or not change.rule.lint])
 
 
-def tools_diff(before: list[dict[str, Any]], after: list[dict[str, Any]]) -> Changes:
-    return list_diff("tools", before, after)
+def tools_diff(before: list[dict[str, Any]], after: list[dict[str, Any]], lints: bool = False) -> Changes:
+    return list_diff("tools", before, after, lints)
 
 
 def schema_diff(before: dict[str, Any], after: dict[str, Any]) -> Changes:

@@ -17,6 +17,16 @@ from tests.contract.rules.helpers import (
 
 CASES: list[Case] = [
     (
+        "integer exclusive bound spelled inclusive",
+        "bound_rewritten",
+        "inputSchema.properties.n.bounds",
+        False,
+        False,
+        lambda: schema_diff(
+            obj({"n": {"type": "integer", "exclusiveMaximum": 10}}), obj({"n": {"type": "integer", "maximum": 9}})
+        ),
+    ),
+    (
         "required parameter added",
         "required_parameter_added",
         "inputSchema.required",

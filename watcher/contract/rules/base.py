@@ -8,6 +8,7 @@ A family is a module with `RULES` (its rules, in the order the rules document li
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -29,6 +30,8 @@ class Rule:
     """What a model reads changed, so it may choose tools or arguments differently."""
     gray: bool = False
     """Breaks no call, yet an old client may misread the result; shown as "no (gray)" in the document."""
+    lint: bool = False
+    """An evolution lint: breaks nothing by itself, reported with grade `lint` (fails only `--fail-on lints`)."""
     kind: str | None = None
     """The report's `kind` when it differs from the id (list entries report `added` / `removed`)."""
 
@@ -37,6 +40,8 @@ class Rule:
             raise ValueError(f"rule id {self.id!r}: expected lower_snake_case")
         if not self.doc or "\n" in self.doc:
             raise ValueError(f"rule {self.id!r}: doc must be one non-empty line")
+        if self.lint and self.breaks_clients:
+            raise ValueError(f"rule {self.id!r}: a lint breaks no client; breaks_clients must be False")
         if self.gray and self.breaks_clients:
             raise ValueError(f"rule {self.id!r}: gray means it breaks no client; breaks_clients must be False")
 
@@ -77,6 +82,10 @@ class Change:
     def affects_models(self) -> bool:
         return self.rule.affects_models
 
+    @property
+    def grade(self) -> str:
+        return grade_of(self.rule.breaks_clients, self.rule.affects_models, self.rule.lint)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Compared:
@@ -94,6 +103,10 @@ class Compared:
     after: Any
     path: str = ""
     """Where `before` / `after` sit inside the entry ("" for the entry itself, e.g. "arguments.genre")."""
+    today: dt.date | None = None
+    """The date the comparison is made on (for notices that name a date); None: not compared with dates."""
+    server_name: str | None = None
+    """The server's configured name, when known (host permission names are `mcp__<server>__<tool>`)."""
     era_bound: bool = True
     """False when the two sides were taken in different protocol eras: what is negotiated per era
     (protocol versions, capabilities, the unsupported-version probe) is then not compared."""
@@ -111,6 +124,15 @@ class Family(Protocol):
     def RULES(self) -> tuple[Rule, ...]: ...
 
     def check(self, compared: Compared) -> Iterator[Change]: ...
+
+
+def grade_of(breaks_clients: bool, affects_models: bool, lint: bool = False) -> str:
+    """The one-word grade: "breaking", "models", "lint" or "info"."""
+    if breaks_clients:
+        return "breaking"
+    if affects_models:
+        return "models"
+    return "lint" if lint else "info"
 
 
 def make_change(

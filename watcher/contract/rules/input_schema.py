@@ -98,6 +98,14 @@ SCHEMA_ANNOTATION_CHANGED = Rule(
     breaks_clients=False,
     affects_models=True,
 )
+BOUND_REWRITTEN = Rule(
+    id="bound_rewritten",
+    family=FAMILY,
+    doc="A numeric bound was spelled differently but admits the same values (integer exclusiveMaximum n ↔ maximum "
+    "n−1, draft-04's boolean form, a bound at or beyond ±(2^53−1)): a note, breaking nothing.",
+    breaks_clients=False,
+    affects_models=False,
+)
 X_MCP_HEADER_INVALID = Rule(
     id="x_mcp_header_invalid",
     family=FAMILY,
@@ -125,6 +133,7 @@ RULES = (
     DEFAULT_CHANGED,
     CONSTRAINT_CHANGED,
     SCHEMA_ANNOTATION_CHANGED,
+    BOUND_REWRITTEN,
     X_MCP_HEADER_INVALID,
     X_MCP_HEADER_CHANGED,
 )
@@ -183,6 +192,8 @@ def _classify(fact: Fact) -> Rule | None:
         case "enum":
             return _BY_DIRECTION.get(fact.direction or "", TYPE_CHANGED)
         case "constraint":
+            if fact.direction == "equivalent":
+                return BOUND_REWRITTEN
             return _BY_DIRECTION.get(fact.direction or "", CONSTRAINT_CHANGED)
         case "annotation":
             if fact.keyword == "description":

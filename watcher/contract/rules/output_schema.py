@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from watcher.contract.rules.base import Change, Compared, Rule, join_path, make_change
-from watcher.contract.rules.input_schema import hint_for
+from watcher.contract.rules.input_schema import BOUND_REWRITTEN, hint_for
 from watcher.contract.schema_diff import Fact, diff_schemas, strip_titles
 
 FAMILY = "output_schema"
@@ -144,6 +144,8 @@ def _classify(fact: Fact) -> Rule | None:
                 return OUTPUT_ENUM_VALUE_ADDED
             return OUTPUT_TYPE_NARROWED if fact.direction == "narrowed" else OUTPUT_TYPE_CHANGED
         case "constraint":
+            if fact.direction == "equivalent":
+                return BOUND_REWRITTEN
             if fact.direction == "narrowed":
                 return OUTPUT_TYPE_NARROWED
             return OUTPUT_TYPE_WIDENED if fact.direction == "widened" else OUTPUT_TYPE_CHANGED

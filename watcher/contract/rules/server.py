@@ -104,6 +104,10 @@ def check(compared: Compared) -> Iterator[Change]:
     if era_bound:
         versions_a = set(before.get("supportedVersions") or [])
         versions_b = set(after.get("supportedVersions") or [])
+        if one_handshake(before) or one_handshake(after):
+            # One legacy handshake names the revision the server prefers, not all it accepts: a version
+            # "missing" from it proves nothing (diff.py notes that the versions were not compared).
+            versions_a = versions_b = set()
         for version in sorted(versions_a - versions_b):
             yield make_change(PROTOCOL_VERSION_REMOVED, list_name, version, "supportedVersions", version, None)
         for version in sorted(versions_b - versions_a):
@@ -129,21 +133,40 @@ def check(compared: Compared) -> Iterator[Change]:
             )
 
 
-def _compare_tree(list_name: str, a: dict[str, Any], b: dict[str, Any], path: str) -> Iterator[Change]:
-    """A capability present (an object, or a `true` flag) on one side only is added/removed; a `false`
-    flag counts as absent. Children of a removed capability are not reported again."""
+def one_handshake(server: dict[str, Any]) -> bool:
+    """A legacy-era record whose supported versions come from a single initialize (no probes)."""
+    return server.get("era", "legacy") == "legacy" and server.get("supportedVersionsSource") == "initialize"
+
+
+EMPTY_MEANS_ABSENT = frozenset({"experimental"})
+"""Capabilities that only contain others: with nothing inside they declare nothing a client can use."""
+
+
+def _present(value: Any, key: str, depth: int) -> bool:
+    """A capability counts when it is an object or a `true` flag; a `false` flag counts as absent, and so
+    does an empty object that only holds members (`experimental: {}`, or one below the top level)."""
+    if value is False or value is None:
+        return False
+    return not (value == {} and (depth > 0 or key in EMPTY_MEANS_ABSENT))
+
+
+def _compare_tree(list_name: str, a: dict[str, Any], b: dict[str, Any], path: str, depth: int = 0) -> Iterator[Change]:
+    """A capability present on one side only (see `_present`) is added/removed. Children of a removed
+    capability are not reported again."""
     for key in sorted(set(a) | set(b)):
         va, vb = a.get(key, False), b.get(key, False)
         where = join_path(path, key)
         name = where.split(".", 1)[1]
-        present_a = va is not False and va is not None
-        present_b = vb is not False and vb is not None
+        present_a = _present(va, key, depth)
+        present_b = _present(vb, key, depth)
         if present_a and not present_b:
             yield make_change(CAPABILITY_REMOVED, list_name, name, where, va, None)
         elif present_b and not present_a:
             yield make_change(CAPABILITY_ADDED, list_name, name, where, None, vb)
         elif isinstance(va, dict) and isinstance(vb, dict):
-            yield from _compare_tree(list_name, va, vb, where)
+            yield from _compare_tree(list_name, va, vb, where, depth + 1)
+        elif not present_a and not present_b:
+            continue
         elif not json_equal(va, vb):
             yield make_change(CAPABILITY_CHANGED, list_name, name, where, va, vb)
 

@@ -1,0 +1,101 @@
+"""Family `renames`: a removal paired with an addition of a similar name and a compatible input."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.contract.helpers import obj, tool
+from tests.contract.rules.helpers import INT, STR, Case, assert_case_fires, list_diff, prompt, tools_diff
+from watcher.contract.diff import compare_list
+from watcher.contract.normalize import LIST_BY_NAME
+from watcher.contract.report import change_json
+
+NUM = {"type": "number"}
+
+CASES: list[Case] = [
+    (
+        "camelCase to kebab-case",
+        "tool_renamed",
+        None,
+        True,
+        True,
+        lambda: tools_diff(
+            [tool("getWidget", obj({"id": STR}, ["id"]))], [tool("get-widget", obj({"id": STR}, ["id"]))]
+        ),
+    ),
+    (
+        "prompt snake to kebab",
+        "prompt_renamed",
+        None,
+        True,
+        True,
+        lambda: list_diff(
+            "prompts",
+            [prompt("list_items", {"name": "filter", "required": False})],
+            [prompt("list-items", {"name": "filter", "required": False})],
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case[0] for case in CASES])
+def test_rule_fires(case: Case) -> None:
+    assert_case_fires(case)
+
+
+def _renames(changes: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    return [(c["before"], c["after"]) for c in changes if c["rule"] == "tool_renamed"]
+
+
+def test_snake_to_kebab_is_one_rename_not_a_removal_and_an_addition() -> None:
+    changes = tools_diff([tool("list_items", obj({"q": STR}))], [tool("list-items", obj({"q": STR}))])
+    assert [c["rule"] for c in changes if c["rule"] != "description_changed"] == ["tool_renamed"]
+    assert _renames(changes) == [("list_items", "list-items")]
+
+
+def test_a_new_name_with_the_same_parameters_is_a_rename() -> None:
+    before = [tool("add", obj({"a": NUM, "b": NUM}, ["a", "b"])), tool("echo", obj({"text": STR}, ["text"]))]
+    after = [tool("sum_numbers", obj({"a": NUM, "b": NUM}, ["a", "b"])), tool("echo", obj({"text": STR}, ["text"]))]
+    changes = tools_diff(before, after)
+    assert _renames(changes) == [("add", "sum_numbers")]
+    assert "the only entries with this input schema" in changes[0]["hint"]
+
+
+def test_one_common_parameter_alone_is_no_evidence_of_a_rename() -> None:
+    schema = obj({"query": STR}, ["query"])
+    changes = tools_diff([tool("search_issues", schema)], [tool("find_issues", schema)])
+    assert sorted(c["rule"] for c in changes) == ["tool_added", "tool_removed"]
+
+
+def test_the_report_names_the_host_permission_and_the_alias_advice() -> None:
+    spec = LIST_BY_NAME["tools"]
+    changes = compare_list(
+        spec,
+        {"getWidget": tool("getWidget", obj({"id": STR}))},
+        {"get-widget": tool("get-widget", obj({"id": STR}))},
+        server_name="shop",
+    )
+    (renamed,) = [change_json(c) for c in changes if c.rule.id == "tool_renamed"]
+    assert "mcp__shop__getWidget stops matching" in renamed["hint"]
+    assert "deprecated alias for a release" in renamed["hint"]
+    assert "same name once case and separators are ignored" in renamed["hint"]
+
+
+def test_a_rename_with_a_new_required_parameter_is_not_paired() -> None:
+    changes = tools_diff(
+        [tool("get_widget", obj({"id": STR}))], [tool("get-widget", obj({"id": STR, "v": INT}, ["v"]))]
+    )
+    assert sorted(c["rule"] for c in changes) == ["tool_added", "tool_removed"]
+
+
+def test_other_changes_of_a_renamed_tool_are_reported_under_its_new_name() -> None:
+    changes = tools_diff([tool("getWidget", obj({"id": STR}))], [tool("get-widget", obj({"id": INT}))])
+    assert [c["rule"] for c in changes if c["rule"] != "description_changed"] == ["tool_renamed", "type_changed"]
+    assert next(c for c in changes if c["rule"] == "type_changed")["name"] == "get-widget"
+
+
+def test_unrelated_tools_stay_removed_and_added() -> None:
+    changes = tools_diff([tool("zip", obj({"files": {"type": "object"}}))], [tool("weather", obj({"city": STR}))])
+    assert sorted(c["rule"] for c in changes) == ["tool_added", "tool_removed"]

@@ -1,0 +1,182 @@
+"""Family `renames`: a tool or prompt removed while another with a similar name and a compatible input
+appears is one rename, not a removal plus an addition (`getWidget` → `get-widget`, `add` → `sum_numbers`
+with the same two numeric parameters).
+
+A rename still breaks every client that calls the old name, and every host permission that names it
+(`mcp__<server>__<old>`); the report says so, with the evidence that paired the two (the confidence
+basis) and the usual remedy: keep the old name as a deprecated alias for a release.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from watcher.contract.rules.base import Change, Compared, Rule, make_change
+from watcher.contract.schema_diff import canonical, strip_titles
+
+FAMILY = "renames"
+TOOL_RENAMED = Rule(
+    id="tool_renamed",
+    family=FAMILY,
+    doc="A tool was renamed (a removal paired with an addition of a similar name and compatible input): calls "
+    "and host permissions naming the old name fail; keep it as a deprecated alias for a release.",
+    breaks_clients=True,
+    affects_models=True,
+)
+PROMPT_RENAMED = Rule(
+    id="prompt_renamed",
+    family=FAMILY,
+    doc="A prompt was renamed (paired like tools): prompts/get with the old name fails; keep it as an alias "
+    "for a release.",
+    breaks_clients=True,
+    affects_models=True,
+)
+
+RULES = (TOOL_RENAMED, PROMPT_RENAMED)
+_BY_LIST = {"tools": TOOL_RENAMED, "prompts": PROMPT_RENAMED}
+SERVER_PLACEHOLDER = "<server>"
+
+
+@dataclass(frozen=True, slots=True)
+class Rename:
+    old: str
+    new: str
+    basis: tuple[str, ...]
+    """Why the two were paired, e.g. ("same name once case and separators are ignored", "same parameters")."""
+    score: float
+
+
+def check(compared: Compared) -> Iterator[Change]:
+    """`compared.before` / `.after`: the removed and added entries of one list ({name: entry})."""
+    rule = _BY_LIST.get(compared.list_name)
+    if rule is None:
+        return
+    server = compared.server_name or SERVER_PLACEHOLDER
+    for rename in pair(compared.list_name, compared.before, compared.after):
+        hint = (
+            f"renamed ({'; '.join(rename.basis)}); still breaking for clients that call {rename.old!r}: keep "
+            f"{rename.old!r} as a deprecated alias for a release"
+        )
+        if compared.list_name == "tools":
+            hint += f"; host permission mcp__{server}__{rename.old} stops matching (now mcp__{server}__{rename.new})"
+        yield make_change(rule, compared.list_name, rename.old, None, rename.old, rename.new, hint)
+
+
+def pair(list_name: str, removed: Mapping[str, Any], added: Mapping[str, Any]) -> list[Rename]:
+    """The renames among entries found on one side only, best evidence first, each entry in one pair at most."""
+    if list_name not in _BY_LIST or not removed or not added:
+        return []
+    candidates = [
+        rename
+        for old, old_entry in removed.items()
+        for new, new_entry in added.items()
+        if (rename := _judge(list_name, old, old_entry, new, new_entry, removed, added)) is not None
+    ]
+    candidates.sort(key=lambda r: (-r.score, r.old, r.new))
+    taken_old: set[str] = set()
+    taken_new: set[str] = set()
+    pairs = []
+    for rename in candidates:
+        if rename.old in taken_old or rename.new in taken_new:
+            continue
+        taken_old.add(rename.old)
+        taken_new.add(rename.new)
+        pairs.append(rename)
+    return sorted(pairs, key=lambda r: r.old)
+
+
+def _judge(
+    list_name: str,
+    old: str,
+    old_entry: Any,
+    new: str,
+    new_entry: Any,
+    removed: Mapping[str, Any],
+    added: Mapping[str, Any],
+) -> Rename | None:
+    params_old, params_new = _parameters(list_name, old_entry), _parameters(list_name, new_entry)
+    required_new = _required(list_name, new_entry)
+    if not required_new <= set(params_old):
+        return None  # a call made with the old arguments would lack a required one: not compatible
+    same_schema = params_old == params_new
+    shared = set(params_old) & set(params_new)
+    name_basis, name_score = _name_similarity(old, new)
+    if params_old and same_schema:
+        schema_basis, schema_score = "same parameters", 1.0
+    elif params_old and len(shared) * 2 >= max(len(params_old), len(params_new)):
+        schema_basis, schema_score = f"shares parameters {', '.join(sorted(shared))}", 0.6
+    elif not params_old and not params_new:
+        schema_basis, schema_score = "neither takes parameters", 0.2
+    else:
+        return None
+    if name_score >= 0.8:
+        return Rename(old, new, (name_basis, schema_basis), name_score + schema_score)
+    # On parameters alone, only a distinctive input counts: one `query` string is everybody's schema.
+    if schema_score == 1.0 and len(params_old) >= 2 and _unique_schema(list_name, old_entry, removed, added):
+        return Rename(old, new, ("the only entries with this input schema", schema_basis), schema_score)
+    return None
+
+
+def _unique_schema(list_name: str, entry: Any, removed: Mapping[str, Any], added: Mapping[str, Any]) -> bool:
+    """The removed entry's parameters match exactly one added entry and no other removed one."""
+    signature = canonical(_parameters(list_name, entry))
+    same_added = [k for k, e in added.items() if canonical(_parameters(list_name, e)) == signature]
+    same_removed = [k for k, e in removed.items() if canonical(_parameters(list_name, e)) == signature]
+    return len(same_added) == 1 and len(same_removed) == 1
+
+
+def _words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def _name_similarity(old: str, new: str) -> tuple[str, float]:
+    flat_old, flat_new = "".join(_words(old)), "".join(_words(new))
+    if flat_old == flat_new:
+        return "same name once case and separators are ignored", 1.0
+    words_old, words_new = set(_words(old)), set(_words(new))
+    if len(flat_old) >= 4 and words_old <= words_new:
+        return f"new name {new!r} contains every word of {old!r}", 0.85
+    if len(flat_new) >= 4 and words_new <= words_old:
+        return f"old name {old!r} contains every word of {new!r}", 0.85
+    ratio = difflib.SequenceMatcher(None, flat_old, flat_new).ratio()
+    return f"names {ratio:.0%} alike", ratio
+
+
+def _parameters(list_name: str, entry: Any) -> dict[str, Any]:
+    """{parameter: its schema (tools) or its declaration (prompts)}, titles and descriptions left out."""
+    if not isinstance(entry, dict):
+        return {}
+    if list_name == "tools":
+        schema = entry.get("inputSchema")
+        props = schema.get("properties") if isinstance(schema, dict) else None
+        if not isinstance(props, dict):
+            return {}
+        return {name: _shape(value) for name, value in props.items()}
+    return {
+        a["name"]: bool(a.get("required"))
+        for a in entry.get("arguments") or []
+        if isinstance(a, dict) and isinstance(a.get("name"), str)
+    }
+
+
+def _shape(schema: Any) -> Any:
+    if isinstance(schema, dict):
+        return {
+            k: _shape(v) for k, v in strip_titles(schema).items() if k not in ("description", "default", "examples")
+        }
+    return schema
+
+
+def _required(list_name: str, entry: Any) -> set[str]:
+    if not isinstance(entry, dict):
+        return set()
+    if list_name == "tools":
+        schema = entry.get("inputSchema")
+        required = schema.get("required") if isinstance(schema, dict) else None
+        return {r for r in required if isinstance(r, str)} if isinstance(required, list) else set()
+    return {a["name"] for a in entry.get("arguments") or [] if isinstance(a, dict) and a.get("required")}
