@@ -22,6 +22,7 @@ from starlette.routing import BaseRoute, Route
 
 from watcher.notify.delivery import SLACK_ERRORS
 from watcher.store import Store, parse_iso, utcnow
+from watcher.suites.timings import RunTimingsCollector
 
 log = logging.getLogger(__name__)
 
@@ -115,6 +116,7 @@ def build_app(
     registry = CollectorRegistry()
     registry.register(StoreCollector(readiness.store))
     registry.register(SLACK_ERRORS)
+    registry.register(RunTimingsCollector(readiness.store))
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"alive": True})

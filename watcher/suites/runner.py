@@ -21,7 +21,7 @@ from typing import Any
 
 from watcher import clock
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
-from watcher.suites import conformance, deprecations, toolchain
+from watcher.suites import conformance, deprecations, prebuild, toolchain
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
 from watcher.suites.server_env import ServerEnvError, granted_env
@@ -102,6 +102,8 @@ class _Run:
         self.server_runs = loaded.resolve(self.config.suites.runs_dir) / _safe(server.name)
         self.run_dir = self.server_runs / self.run_id
         self._granted: dict[str, str] | None = None
+        self.prebuilt: set[str] = set()
+        """SDK versions whose environment a pre-build made (or failed to make) before this run asked."""
         self.verdict = PASS
         self.report: dict[str, Any] = {
             "server": server.name,
@@ -138,7 +140,13 @@ class _Run:
     # --- steps --------------------------------------------------------------------------------------
 
     def install(self, version: str) -> EnvResult:
-        return prepare_env(
+        began = time.monotonic()
+        early = prebuild.prebuilt(self.server.name, version, self.envs_dir)  # waits for a build under way
+        if early is not None:
+            self.prebuilt.add(version)
+            if not early.ok:
+                return early  # the pre-build's failure is this run's evidence: no second attempt
+        env = prepare_env(
             server_name=self.server.name,
             language=self.server.language,
             project=self.project,
@@ -149,6 +157,8 @@ class _Run:
             secret_names=self.secret_names,
             cancel=self.cancel,
         )
+        env.seconds = time.monotonic() - began  # waiting for a pre-build is build time too
+        return env
 
     def granted(self) -> dict[str, str]:
         """The server's env_from / env_files values, read once per run; raises ServerEnvError."""
@@ -203,7 +213,7 @@ class _Run:
             self.mark(ERROR, str(exc))
             return
         env = self.install(self.sdk_version)
-        self.report["install"] = env.as_dict()
+        self.report["install"] = {**env.as_dict(), "prebuilt": self.sdk_version in self.prebuilt}
         if not env.ok:
             self.check_cancel()
             self.mark(FAIL, f"{self.sdk_package} {self.sdk_version}: install failed: {env.error}")

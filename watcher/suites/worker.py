@@ -13,11 +13,13 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
+from watcher import clock
 from watcher.config import ConfigError, LoadedConfig
 from watcher.notify import keys
 from watcher.store import Store
 from watcher.suites.notices import result_notice
 from watcher.suites.runner import ERROR, run_check
+from watcher.suites.timings import run_timings
 
 log = logging.getLogger(__name__)
 
@@ -61,6 +63,7 @@ def queue_after_poll(
 
 def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: threading.Event | None) -> dict[str, Any]:
     started = time.monotonic()
+    taken = clock.now()
     try:
         report = run_check(loaded, run["server"], run["sdk_version"], cancel=stop)
     except ConfigError as exc:  # the server was removed from the config after the run was queued
@@ -72,6 +75,7 @@ def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: thre
             "reasons": [{"verdict": ERROR, "reason": str(exc)}],
         }
     seconds = float(report.get("seconds") or round(time.monotonic() - started, 2))
+    report["timings"] = run_timings(store, run, report, taken)
     outcome: dict[str, Any] = {
         "run_id": run["id"],
         "server": run["server"],
