@@ -37,7 +37,9 @@ def run_timings(store: Store, run: dict[str, Any], report: dict[str, Any], start
     """The four parts of one run, in seconds; `started` is when the worker took the run."""
     detection = None
     if not keys.is_baseline_trigger(run.get("trigger")):
-        row = next((v for v in store.versions_of(run["sdk"]) if v["version"] == run["sdk_version"]), None)
+        with store.transaction():  # one connection shared by the run threads: read under the store's lock
+            rows = store.versions_of(run["sdk"])
+        row = next((v for v in rows if v["version"] == run["sdk_version"]), None)
         if row is not None:
             detection = _seconds(parse_iso(row["published"]), parse_iso(row["first_seen"]))
     install = report.get("install") or {}
