@@ -6,11 +6,14 @@ one threaded reply in the outbox for the server's team.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import logging
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
 from typing import Any
 
 from watcher import clock
@@ -18,7 +21,7 @@ from watcher.config import ConfigError, LoadedConfig
 from watcher.notify import keys
 from watcher.store import Store
 from watcher.suites.notices import result_notice
-from watcher.suites.runner import ERROR, run_check
+from watcher.suites.runner import ERROR, REPORT_FILE, run_check
 from watcher.suites.timings import run_timings
 
 log = logging.getLogger(__name__)
@@ -76,6 +79,7 @@ def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: thre
         }
     seconds = float(report.get("seconds") or round(time.monotonic() - started, 2))
     report["timings"] = run_timings(store, run, report, taken)
+    _rewrite_report_file(report)
     outcome: dict[str, Any] = {
         "run_id": run["id"],
         "server": run["server"],
@@ -110,6 +114,14 @@ def _execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: thre
     store.enqueue(notice)
     outcome["notice"] = notice.key
     return outcome
+
+
+def _rewrite_report_file(report: dict[str, Any]) -> None:
+    """The run folder's report.json gets the timings too (the runner wrote it before they were known)."""
+    run_dir = Path(str(report.get("run_dir") or ""))
+    if report.get("run_dir") and run_dir.is_dir():
+        with contextlib.suppress(OSError):
+            (run_dir / REPORT_FILE).write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
 
 
 def process_queue(loaded: LoadedConfig, store: Store, stop: threading.Event | None = None) -> list[dict[str, Any]]:
