@@ -141,6 +141,11 @@ def _alive(pgid: int) -> bool:
     return True
 
 
+def _server_under_test_started(runs: Path) -> bool:
+    """The run itself is under way: the server under test has its logs (the environment was pre-built before)."""
+    return any(runs.glob("library/*/server.stdout.log"))
+
+
 @pytest.mark.slow
 def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_config, tmp_path):
     """A release its team tests appears, its suite run starts a real server; the watcher dies; the restart
@@ -175,7 +180,9 @@ def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_con
         history.whole()
         # The server under test is up (its pid file is written when it starts) — then the crash.
         wait_until(
-            lambda: groups.is_dir() and any(_alive(int(p.name)) for p in groups.iterdir()),
+            lambda: (
+                _server_under_test_started(tmp_path / "runs") and any(_alive(int(p.name)) for p in groups.iterdir())
+            ),
             timeout=300,
             message="a child process group of the suite run",
         )
@@ -229,7 +236,9 @@ def test_a_beta_seen_by_poll_gets_one_threaded_result_even_across_a_sigterm(worl
         service.wait_for_log("baseline taken for python")
         history.before("2.0.0")  # the release candidate, nothing after it
         wait_until(
-            lambda: groups.is_dir() and any(_alive(int(p.name)) for p in groups.iterdir()),
+            lambda: (
+                _server_under_test_started(tmp_path / "runs") and any(_alive(int(p.name)) for p in groups.iterdir())
+            ),
             timeout=300,
             message="the suite run's first child process",
         )

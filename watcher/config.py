@@ -81,6 +81,11 @@ class SlackSettings(_Strict):
 
 class Schedule(_Strict):
     poll_minutes: float = Field(default=30, gt=0)
+    """The flat SDK poll interval, and the request budget calendar-aware polling keeps (watcher.cadence)."""
+    window_poll_minutes: float | None = Field(default=5, gt=0)
+    """Inside a beta window the window SDKs are polled this often; None: calendar-aware polling off."""
+    window_sdks: list[str] | None = None
+    """The SDKs polled fast inside a beta window; None: the SDKs the configured servers are built on."""
     spec_poll_minutes: float = Field(default=360, gt=0)
     deliver_seconds: float = Field(default=30, gt=0)
     """How often the outbox is retried when Slack was unreachable."""
@@ -394,6 +399,9 @@ class WatcherConfig(_Strict):
                     raise _RefError(
                         ("teams", i, "servers", j), f"unknown server {server_name!r}; configured: {server_names}"
                     )
+        for j, sdk in enumerate(self.schedule.window_sdks or []):
+            if sdk not in sdk_names:
+                raise _RefError(("schedule", "window_sdks", j), f"unknown SDK {sdk!r}; configured: {sdk_names}")
         forbidden = secret_env_names(self)
         slack_files = {f for f in (self.slack.token_file, self.slack.webhook_file) if f}
         secret_files = set(slack_files)

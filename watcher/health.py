@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute, Route
 from watcher.notify.delivery import SLACK_ERRORS
 from watcher.notify.destination import Destination
 from watcher.store import Store
+from watcher.suites.timings import RunTimingsCollector
 from watcher.timefmt import utcnow
 
 log = logging.getLogger(__name__)
@@ -129,6 +130,7 @@ def build_app(
     registry.register(SLACK_ERRORS)
     if readiness.destination is not None:
         registry.register(DestinationCollector(readiness.destination))
+    registry.register(RunTimingsCollector(readiness.store))
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"alive": True})

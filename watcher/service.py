@@ -14,7 +14,10 @@ from typing import Any
 import httpx
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.interval import IntervalTrigger
 
+from watcher import clock
+from watcher.cadence import Cadence, current_cadence, next_poll, plan_budget
 from watcher.config import LoadedConfig, slack_credentials
 from watcher.digest.schedule import register_digest_job, send_due_digests
 from watcher.errors import PollFailed
@@ -46,24 +49,36 @@ class Service:
         """Job name → its last exception (cleared when it succeeds): what `run --once` reports."""
         self.partial: dict[str, str] = {}
         """What a job did not finish although it did not raise: sources failed, notices undelivered."""
+        self.budget = plan_budget(self.loaded.config)
+        self.active_scheduler: BackgroundScheduler | None = None
+        self.prebuilder: Any = None
+        """A watcher.suites.prebuild.Prebuilder while the service runs (None: runs build their own)."""
+        self.in_window: bool | None = None
 
     # --- jobs ----------------------------------------------------------------------------------------
 
-    def poll_sdks(self) -> None:
-        result = asyncio.run(poll_all(self.loaded, self.store))
+    def poll_sdks(self, only: tuple[str, ...] | None = None) -> None:
+        """Poll every SDK source, or only the ones named (the calendar-aware groups)."""
+        loaded = self.loaded
+        if only is not None:
+            config = loaded.config.model_copy(update={"sdks": [s for s in loaded.config.sdks if s.name in only]})
+            loaded = LoadedConfig(config=config, path=loaded.path, base_dir=loaded.base_dir)
+        result = asyncio.run(poll_all(loaded, self.store))
         queued = queue_after_poll(self.loaded, self.store, result.new, result.baseline_newest)
         if queued:
             log.info("suite runs queued: %s", ", ".join(queued))
+            self.start_queued_work()
         log.info(
             "poll: %d new version(s), %d source(s) failed%s",
             len(result.new),
             len(result.failed),
             " (baseline taken)" if result.baseline else "",
         )
+        job = "poll_sdks" if only is None else "poll_window_sdks"
         if result.failed:
-            self.partial["poll_sdks"] = "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed)
+            self.partial[job] = "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed)
         else:
-            self.partial.pop("poll_sdks", None)
+            self.partial.pop(job, None)
         if result.outcomes and all(not o.ok for o in result.outcomes):
             raise PollFailed("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
         self.deliver()
@@ -88,6 +103,40 @@ class Service:
             if not self.digest_caught_up:
                 self.digest_caught_up = True
                 self.send_digest()
+
+    def poll_window_sdks(self) -> None:
+        """The window SDKs' poll; it re-plans its own next run from the calendar each time."""
+        try:
+            self.poll_sdks(self.budget.window_sources)
+        finally:
+            self.replan_window_polls()
+
+    def cadence(self, now: datetime | None = None) -> Cadence:
+        return current_cadence(self.loaded, self.store, self.budget, now or clock.now())
+
+    def replan_window_polls(self, now: datetime | None = None) -> Cadence:
+        """Set the window poll's interval and next run: one interval on, or when a window opens or closes."""
+        now = now or clock.now()
+        cadence = self.cadence(now)
+        scheduler = self.active_scheduler
+        if scheduler is not None and scheduler.get_job("poll_window_sdks") is not None:
+            # The service's clock may be pinned (rehearsals, tests); APScheduler runs on the system clock.
+            fire = datetime.now(UTC) + (next_poll(cadence, now) - now)
+            trigger = IntervalTrigger(minutes=cadence.window_interval, start_date=fire, timezone=UTC)
+            scheduler.reschedule_job("poll_window_sdks", trigger=trigger)
+        if cadence.in_window != self.in_window:
+            self.in_window = cadence.in_window
+            log.info("polling cadence: %s", cadence.reason)
+        return cadence
+
+    def start_queued_work(self) -> None:
+        """Pre-build the queued runs' environments and start the run worker now, not at its next tick."""
+        if self.prebuilder is not None:
+            for run in self.store.runs(status="queued"):
+                self.prebuilder.submit(run["server"], run["sdk_version"])
+        scheduler = self.active_scheduler
+        if scheduler is not None and scheduler.get_job("run_suites") is not None:
+            scheduler.modify_job("run_suites", next_run_time=datetime.now(UTC))
 
     def deliver(self) -> None:
         # One delivery pass at a time: two threads must not pick the same queued row.
@@ -123,11 +172,7 @@ class Service:
         schedule = self.loaded.config.schedule
         now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.clock)
         return [
-            (
-                "poll_sdks",
-                self.poll_sdks,
-                {"trigger": "interval", "minutes": schedule.poll_minutes, "next_run_time": now},
-            ),
+            *self.poll_jobs(now),
             (
                 "poll_spec",
                 self.poll_spec,
@@ -145,6 +190,35 @@ class Service:
             ),
         ]
 
+    def poll_jobs(self, now: datetime) -> list[tuple[str, Callable[[], None], dict[str, Any]]]:
+        budget = self.budget
+        if not budget.enabled:
+            return [
+                (
+                    "poll_sdks",
+                    self.poll_sdks,
+                    {"trigger": "interval", "minutes": budget.outside_minutes, "next_run_time": now},
+                )
+            ]
+        others = tuple(s.name for s in self.loaded.config.sdks if s.name not in budget.window_sources)
+        window = self.cadence()
+        jobs: list[tuple[str, Callable[[], None], dict[str, Any]]] = [
+            (
+                "poll_window_sdks",
+                self.poll_window_sdks,
+                {"trigger": "interval", "minutes": window.window_interval, "next_run_time": now},
+            )
+        ]
+        if others:
+            jobs.append(
+                (
+                    "poll_sdks",
+                    lambda: self.poll_sdks(others),
+                    {"trigger": "interval", "minutes": budget.outside_minutes, "next_run_time": now},
+                )
+            )
+        return jobs
+
     def guarded(self, name: str, job: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:
             if self.stop.is_set():
@@ -161,7 +235,8 @@ class Service:
         return run
 
     def scheduler(self) -> BackgroundScheduler:
-        scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(4)}, timezone="UTC")
+        scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(5)}, timezone="UTC")
+        self.active_scheduler = scheduler
         for name, job, trigger in self.jobs():
             scheduler.add_job(
                 self.guarded(name, job),
@@ -224,15 +299,22 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
         for name, job, _ in service.jobs():
             service.guarded(name, job)()
         return once_exit_code(service)
+    from watcher.suites import prebuild
+
+    prebuilder = prebuild.Prebuilder(loaded, service.stop)
+    prebuild.activate(prebuilder)
+    service.prebuilder = prebuilder
+    prebuilder.warm_tools()
+    for run in store.runs(status="queued"):  # re-queued or left from the last start
+        prebuilder.submit(run["server"], run["sdk_version"])
     scheduler = service.scheduler()
     http = None
     if endpoint.enabled or port is not None:
         from watcher.web.app import web_parts
         from watcher.web.context import WebContext, known_secrets
 
-        readiness = Readiness(
-            store, loaded.config.schedule.poll_minutes, utcnow(), lambda: scheduler.running, destination
-        )
+        slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
+        readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination)
         pages = WebContext(loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
         app = build_app(readiness, *web_parts(pages, access))
         http = HttpServer(app, endpoint.host, port if port is not None else endpoint.port)
@@ -240,6 +322,9 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
             http.start()
         except OSError as exc:
             log.error("%s: is another process using the port? (set http.port or --port)", exc)
+            service.stop.set()
+            prebuild.activate(None)
+            prebuilder.shutdown()
             return 2
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -257,6 +342,8 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     )
     service.stop.wait()
     scheduler.shutdown(wait=True)
+    prebuild.activate(None)
+    prebuilder.shutdown()
     if http is not None:
         http.stop()
     store.close()

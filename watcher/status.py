@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from watcher import clock
+from watcher.cadence import current_cadence, plan_budget
 from watcher.config import LoadedConfig
 from watcher.store import Store
 from watcher.timefmt import parse_iso, utcnow
@@ -62,8 +64,10 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     from watcher.notify.destination import describe_destination
 
     destination = describe_destination(config.slack, slack_credentials(config.slack))
+    budget = plan_budget(config)
     return {
         "state": str(store.path),
+        "polling": {**budget.as_json(), "now": current_cadence(loaded, store, budget, clock.now()).as_json()},
         "delivery": {**destination.to_json(), "console_notices": len(store.outbox(statuses=("console",)))},
         "sources": sources,
         "runs": runs,
@@ -95,7 +99,7 @@ def render_status(status: dict[str, Any]) -> str:
                 f"  {delivery['console_notices']} notice(s) were only printed to the console: "
                 "`mcp-watcher outbox --resend-console` posts them"
             )
-    lines += ["", "SOURCES"]
+    lines += ["", "POLLING", *_polling_lines(status["polling"]), "", "SOURCES"]
     for s in status["sources"]:
         if s["last_poll"] is None:
             health = "never polled"
@@ -121,3 +125,17 @@ def render_status(status: dict[str, Any]) -> str:
     for item in box["failed_keys"]:
         lines.append(f"  failed {item['key']}: {item['error']}")
     return "\n".join(lines)
+
+
+def _polling_lines(polling: dict[str, Any]) -> list[str]:
+    now = polling["now"]
+    lines = [f"  now: {now['reason']}"]
+    if polling["enabled"]:
+        lines.append(
+            f"  budget: {polling['budget_per_day']:g} requests/day ({polling['sources']} sources); "
+            f"planned {polling['average_per_day']:g}/day averaged over a year"
+            + (" (window cadence stretched to fit)" if polling["stretched"] else "")
+        )
+    if now["next_change"]:
+        lines.append(f"  re-plans at {now['next_change']}")
+    return lines

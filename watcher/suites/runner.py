@@ -23,7 +23,7 @@ from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 from watcher.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
-from watcher.suites import checkout, conformance, deprecations, toolchain
+from watcher.suites import checkout, conformance, deprecations, prebuild, toolchain
 from watcher.suites.declared import substitute
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
@@ -92,6 +92,8 @@ class _Run:
         self.repo_root: Path | None = None
         self.project = loaded.resolve(server.path) if server.path else self.run_dir / "source"
         self._granted: dict[str, str] | None = None
+        self.prebuilt: set[str] = set()
+        """SDK versions whose environment a pre-build made (or failed to make) before this run asked."""
         self.verdict = PASS
         self.report: dict[str, Any] = {
             "server": server.name,
@@ -168,7 +170,13 @@ class _Run:
         return True
 
     def install(self, version: str) -> EnvResult:
-        return prepare_env(
+        began = time.monotonic()
+        early = prebuild.prebuilt(self.server.name, version, self.envs_dir)  # waits for a build under way
+        if early is not None:
+            self.prebuilt.add(version)
+            if not early.ok:
+                return early  # the pre-build's failure is this run's evidence: no second attempt
+        env = prepare_env(
             server_name=self.server.name,
             language=self.server.language,
             project=self.project,
@@ -180,6 +188,8 @@ class _Run:
             cancel=self.cancel,
             prepare=self.server.prepare,
         )
+        env.seconds = time.monotonic() - began  # waiting for a pre-build is build time too
+        return env
 
     def granted(self) -> dict[str, str]:
         """The server's env_from / env_files values, read once per run; raises ServerEnvError."""
@@ -235,7 +245,7 @@ class _Run:
         if not self.fetch_source():
             return
         env = self.install(self.sdk_version)
-        self.report["install"] = env.as_dict()
+        self.report["install"] = {**env.as_dict(), "prebuilt": self.sdk_version in self.prebuilt}
         if not env.ok:
             self.check_cancel()
             if self.server.language == "other":  # the team's own build failed: no verdict on the SDK

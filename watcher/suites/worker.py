@@ -6,13 +6,17 @@ one threaded reply in the outbox for the server's team.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import logging
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from pathlib import Path
 from typing import Any
 
+from watcher import clock
 from watcher.config import ConfigError, LoadedConfig
 from watcher.evaluation.notices import evaluation_notice
 from watcher.evaluation.trigger import after_suite_run
@@ -21,7 +25,8 @@ from watcher.store import Store
 from watcher.store_schema import RunRow
 from watcher.suites.executors import execute
 from watcher.suites.notices import result_notice
-from watcher.suites.runner import ERROR
+from watcher.suites.runner import ERROR, REPORT_FILE
+from watcher.suites.timings import run_timings
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +70,7 @@ def queue_after_poll(
 
 def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:
     started = time.monotonic()
+    taken = clock.now()
     try:
         report = execute(loaded, store, run, stop)
     except ConfigError as exc:  # the server was removed from the config after the run was queued
@@ -77,6 +83,8 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
         }
     evaluation = None if stop is not None and stop.is_set() else after_suite_run(loaded, report, stop)
     seconds = float(report.get("seconds") or round(time.monotonic() - started, 2))
+    report["timings"] = run_timings(store, run, report, taken)
+    _rewrite_report_file(report)
     outcome: dict[str, Any] = {
         "run_id": run["id"],
         "server": run["server"],
@@ -116,6 +124,14 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
         outcome["evaluation"] = evaluation["verdict"]
         outcome["evaluation_notice"] = reply.key
     return outcome
+
+
+def _rewrite_report_file(report: dict[str, Any]) -> None:
+    """The run folder's report.json gets the timings too (the runner wrote it before they were known)."""
+    run_dir = Path(str(report.get("run_dir") or ""))
+    if report.get("run_dir") and run_dir.is_dir():
+        with contextlib.suppress(OSError):
+            (run_dir / REPORT_FILE).write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
 
 
 def process_queue(loaded: LoadedConfig, store: Store, stop: threading.Event | None = None) -> list[dict[str, Any]]:
