@@ -29,6 +29,7 @@ from watcher.store_schema import (
     OutboxRow,
     PollCount,
     PollRow,
+    RunCell,
     RunRow,
     VerdictFigures,
     VersionRow,
@@ -346,14 +347,15 @@ class Store:
 
     # --- status page queries (watcher/web): read-only, light rows -----------------------------------
 
-    def run_cells(self) -> list[dict[str, Any]]:
+    def run_cells(self) -> list[RunCell]:
         """Every run without its report (the status matrix): id, server, sdk, version, status, verdict, times."""
-        return list(
-            self.db.query(
+        return [
+            cast(RunCell, row)
+            for row in self.db.query(
                 "select id, server, sdk, sdk_version, trigger, status, verdict, queued, started, finished "
                 "from runs order by id"
             )
-        )
+        ]
 
     def run_by_id(self, run_id: int) -> RunRow | None:
         """One run with its report parsed, or None."""

@@ -180,6 +180,21 @@ class RunRow(TypedDict):
     seconds: float | None
 
 
+class RunCell(TypedDict):
+    """A run without its report (a cell of the status matrix); every `RunRow` is one too."""
+
+    id: int
+    server: str
+    sdk: str
+    sdk_version: str
+    trigger: str
+    status: str
+    verdict: str | None
+    queued: str
+    started: str | None
+    finished: str | None
+
+
 # --- figures: counts the health endpoints read --------------------------------------------------------
 
 
