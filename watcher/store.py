@@ -31,6 +31,7 @@ from watcher.store_schema import (
     PollRow,
     RunCell,
     RunRow,
+    StoredOutboxRow,
     VerdictFigures,
     VersionRow,
 )
@@ -249,10 +250,10 @@ class Store:
             row["files"] = json.loads(row["files"] or "[]") or []
         return [cast(OutboxRow, row) for row in rows]
 
-    def outbox_row(self, key: str) -> dict[str, Any] | None:
+    def outbox_row(self, key: str) -> StoredOutboxRow | None:
         """The raw row (JSON columns as stored), or None."""
         rows = list(self.db.query("select * from outbox where key = ?", [key]))
-        return rows[0] if rows else None
+        return cast(StoredOutboxRow, rows[0]) if rows else None
 
     def outbox_backlog(self) -> OutboxBacklog:
         marks = ",".join("?" * len(_PENDING))

@@ -164,6 +164,28 @@ class OutboxRow(TypedDict):
     files: list[dict[str, Any]]
 
 
+class StoredOutboxRow(TypedDict):
+    """An outbox row as stored, its JSON columns still text (`Store.outbox_row`)."""
+
+    id: int
+    key: str
+    team: str
+    channel: str
+    kind: str
+    text: str
+    blocks: str
+    thread_of: str | None
+    status: str
+    attempts: int | None
+    last_error: str | None
+    created: str
+    updated: str
+    sent_at: str | None
+    slack_channel: str | None
+    slack_ts: str | None
+    files: str | None
+
+
 class RunRow(TypedDict):
     id: int
     key: str
