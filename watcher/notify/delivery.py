@@ -28,6 +28,7 @@ from watcher.config import SlackCredentials, SlackSettings
 from watcher.errors import WatcherError
 from watcher.notify import keys
 from watcher.store import Store, iso, parse_iso, utcnow
+from watcher.store_schema import OutboxRow
 
 log = logging.getLogger(__name__)
 
@@ -73,13 +74,13 @@ class Posted:
 class Sink(Protocol):
     name: str
 
-    def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted: ...
+    def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted: ...
 
-    def find_posted(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted | None:
+    def find_posted(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted | None:
         """After a crash mid-send: the message if Slack already has it, else None."""
         ...
 
-    def upload(self, row: dict[str, Any], posted: Posted) -> None: ...
+    def upload(self, row: OutboxRow, posted: Posted) -> None: ...
 
 
 def _slack_error(exc: SlackClientError) -> DeliveryError:
@@ -115,7 +116,7 @@ class WebApiSink:
         self.client.retry_handlers.extend(retry_handlers(settings.retries))
         self.store = store
 
-    def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted:
+    def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
         try:
             response = self.client.chat_postMessage(
                 channel=thread_channel or row["channel"],
@@ -129,7 +130,7 @@ class WebApiSink:
             raise _slack_error(exc) from None
         return Posted(channel=str(response["channel"]), ts=str(response["ts"]))
 
-    def find_posted(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted | None:
+    def find_posted(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted | None:
         try:
             channel = thread_channel or self._channel_id(row["channel"])
             if channel is None:
@@ -146,7 +147,8 @@ class WebApiSink:
                 )
         except SlackClientError as exc:
             raise _slack_error(exc) from None
-        for message in response.get("messages", []):
+        messages: list[dict[str, Any]] = response.get("messages", [])  # Slack's JSON
+        for message in messages:
             payload = (message.get("metadata") or {}).get("event_payload") or {}
             if payload.get("key") == row["key"]:
                 return Posted(channel=channel, ts=message["ts"])
@@ -155,7 +157,7 @@ class WebApiSink:
     def _channel_id(self, channel: str) -> str | None:
         if not channel.startswith("#"):
             return channel
-        cached = self.store.get_kv(keys.slack_channel_id(channel))
+        cached: str | None = self.store.get_kv(keys.slack_channel_id(channel))
         if cached:
             return cached
         cursor = None
@@ -163,7 +165,8 @@ class WebApiSink:
             response = self.client.conversations_list(
                 types="public_channel,private_channel", limit=500, cursor=cursor, exclude_archived=True
             )
-            for item in response.get("channels", []):
+            channels: list[dict[str, Any]] = response.get("channels", [])  # Slack's JSON
+            for item in channels:
                 if item.get("name") == channel.lstrip("#"):
                     self.store.set_kv(keys.slack_channel_id(channel), item["id"])
                     return str(item["id"])
@@ -171,7 +174,7 @@ class WebApiSink:
             if not cursor:
                 return None
 
-    def upload(self, row: dict[str, Any], posted: Posted) -> None:
+    def upload(self, row: OutboxRow, posted: Posted) -> None:
         for item in row["files"]:
             try:
                 self.client.files_upload_v2(
@@ -197,7 +200,7 @@ class WebhookSink:
             url, timeout=int(settings.timeout_seconds), retry_handlers=retry_handlers(settings.retries)
         )
 
-    def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted:
+    def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
         try:
             response = self.client.send(text=row["text"], blocks=row["blocks"] or None, unfurl_links=False)
         except SlackClientError as exc:
@@ -211,10 +214,10 @@ class WebhookSink:
             raise DeliveryError(f"webhook answered HTTP {response.status_code}; will retry")
         raise DeliveryError(body or f"HTTP {response.status_code}", permanent=body in PERMANENT_ERRORS)
 
-    def find_posted(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted | None:
+    def find_posted(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted | None:
         return None  # a webhook cannot read back; a crash mid-send may repeat that one message
 
-    def upload(self, row: dict[str, Any], posted: Posted) -> None:
+    def upload(self, row: OutboxRow, posted: Posted) -> None:
         return None  # files need the Web API; the message text says where the file is
 
 
@@ -226,7 +229,7 @@ class ConsoleSink:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
 
-    def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted:
+    def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
         stream = self.stream or sys.stdout
         reply = " (thread reply)" if row["thread_of"] else ""
         print(f"--- notice for {row['team']} → {row['channel']}{reply} [{row['key']}]", file=stream)
@@ -236,10 +239,10 @@ class ConsoleSink:
         stream.flush()
         return Posted(channel=row["channel"], ts=None)
 
-    def find_posted(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted | None:
+    def find_posted(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted | None:
         return None
 
-    def upload(self, row: dict[str, Any], posted: Posted) -> None:
+    def upload(self, row: OutboxRow, posted: Posted) -> None:
         return None
 
 
@@ -324,11 +327,11 @@ def deliver_outbox(store: Store, sink: Sink, limit: int | None = None) -> Delive
     return report
 
 
-def _deliver_one(
-    store: Store, sink: Sink, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None
-) -> Posted:
+def _deliver_one(store: Store, sink: Sink, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
     posted: Posted | None = None
     if row["status"] == "posted":
+        # "posted" is only ever stored together with the message's channel and ts (see below).
+        assert row["slack_channel"] is not None and row["slack_ts"] is not None
         posted = Posted(channel=row["slack_channel"], ts=row["slack_ts"])
     elif row["status"] == "sending":
         posted = sink.find_posted(row, thread_ts, thread_channel)
