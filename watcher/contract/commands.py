@@ -7,8 +7,8 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
+from watcher.cli_support import Subparsers
 from watcher.contract.credentials import (
     PROFILE_ENV_PREFIX,
     UsageError,
@@ -24,7 +24,7 @@ from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, take_snapshot
 __all__ = ["PROFILE_ENV_PREFIX", "UsageError", "build_target", "register", "run_diff", "run_snapshot"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     snapshot = subparsers.add_parser(
         "snapshot",
         help="write a normalized contract snapshot of an MCP server",
