@@ -31,8 +31,10 @@ from watcher.store_schema import (
     OutboxRow,
     PollCount,
     PollRow,
+    RunCell,
     RunRow,
     SourcePolls,
+    StoredOutboxRow,
     VerdictFigures,
     VersionRow,
 )
@@ -285,10 +287,10 @@ class Store:
             row["files"] = json.loads(row["files"] or "[]") or []
         return [cast(OutboxRow, row) for row in rows]
 
-    def outbox_row(self, key: str) -> dict[str, Any] | None:
+    def outbox_row(self, key: str) -> StoredOutboxRow | None:
         """The raw row (JSON columns as stored), or None."""
         rows = list(self.db.query("select * from outbox where key = ?", [key]))
-        return rows[0] if rows else None
+        return cast(StoredOutboxRow, rows[0]) if rows else None
 
     def outbox_backlog(self) -> OutboxBacklog:
         marks = ",".join("?" * len(_PENDING))
@@ -392,16 +394,19 @@ class Store:
     def record_dispatch(self, run_key: str, **fields: Any) -> None:
         """Create or update the row of one dispatched run (state, gh_run_id, html_url, …)."""
         with self._lock:
-            self.db["dispatched_runs"].upsert({"run_key": run_key, **fields, "updated": iso(utcnow())}, pk="run_key")
+            self.db.table("dispatched_runs").upsert(
+                {"run_key": run_key, **fields, "updated": iso(utcnow())}, pk="run_key"
+            )
 
-    def run_cells(self) -> list[dict[str, Any]]:
+    def run_cells(self) -> list[RunCell]:
         """Every run without its report (the status matrix): id, server, sdk, version, status, verdict, times."""
-        return list(
-            self.db.query(
+        return [
+            cast(RunCell, row)
+            for row in self.db.query(
                 "select id, server, sdk, sdk_version, trigger, status, verdict, queued, started, finished "
                 "from runs order by id"
             )
-        )
+        ]
 
     def run_by_id(self, run_id: int) -> RunRow | None:
         """One run with its report parsed, or None."""

@@ -98,7 +98,7 @@ def _m1_initial(db: sqlite_utils.Database) -> None:
 
 def _m2_dispatched_runs(db: sqlite_utils.Database) -> None:
     """Suite runs handed to a team's CI (GitHub Actions): one dispatch per run key, followed across restarts."""
-    db["dispatched_runs"].create(
+    db.table("dispatched_runs").create(
         {
             "run_key": str,
             "server": str,
@@ -193,6 +193,28 @@ class OutboxRow(TypedDict):
     files: list[dict[str, Any]]
 
 
+class StoredOutboxRow(TypedDict):
+    """An outbox row as stored, its JSON columns still text (`Store.outbox_row`)."""
+
+    id: int
+    key: str
+    team: str
+    channel: str
+    kind: str
+    text: str
+    blocks: str
+    thread_of: str | None
+    status: str
+    attempts: int | None
+    last_error: str | None
+    created: str
+    updated: str
+    sent_at: str | None
+    slack_channel: str | None
+    slack_ts: str | None
+    files: str | None
+
+
 class RunRow(TypedDict):
     id: int
     key: str
@@ -207,6 +229,21 @@ class RunRow(TypedDict):
     started: str | None
     finished: str | None
     seconds: float | None
+
+
+class RunCell(TypedDict):
+    """A run without its report (a cell of the status matrix); every `RunRow` is one too."""
+
+    id: int
+    server: str
+    sdk: str
+    sdk_version: str
+    trigger: str
+    status: str
+    verdict: str | None
+    queued: str
+    started: str | None
+    finished: str | None
 
 
 # --- figures: counts the health endpoints read --------------------------------------------------------

@@ -8,10 +8,9 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
 
 from watcher import clock
-from watcher.cli_support import iso_date
+from watcher.cli_support import Subparsers, iso_date
 from watcher.contract.accept import (
     AcceptError,
     accept_entries,
@@ -37,7 +36,7 @@ from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, take_snapshot
 __all__ = ["PROFILE_ENV_PREFIX", "UsageError", "build_target", "register", "run_diff", "run_snapshot"]
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     snapshot = subparsers.add_parser(
         "snapshot",
         help="write a normalized contract snapshot of an MCP server",

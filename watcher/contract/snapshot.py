@@ -24,6 +24,7 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
+from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
@@ -62,8 +63,7 @@ MIN_MASKED_LENGTH = 6
 """Shorter values are not masked: they match ordinary words of the contract ("read", "admin")."""
 MASK = "[secret]"
 _RAW = TypeAdapter(dict[str, Any])
-"""Lists and probes are read as raw JSON, so that nothing the SDK models drops is lost. The SDK's typed
-`send_request` only admits model result types, which is why sessions are typed `Any` in this module."""
+"""Lists and probes are read as raw JSON, so that nothing the SDK models drops is lost (see `_send_raw`)."""
 _TRANSPORT_FAILURES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT})
 _LIST_REQUESTS: dict[str, type[Any]] = {
     "tools": types.ListToolsRequest,
@@ -336,7 +336,7 @@ async def _connect_and_read(
 
 
 async def _probe_legacy_versions(
-    target: SnapshotTarget, session: Any, preferred: str, timeout: float, profile: ClientProfile
+    target: SnapshotTarget, session: ClientSession, preferred: str, timeout: float, profile: ClientProfile
 ) -> dict[str, Any]:
     """server.json's version fields from one initialize per known legacy revision: on stdio, on the open
     session (a new process only when the server refuses to re-initialize); on HTTP, a new session each,
@@ -364,7 +364,7 @@ async def _probe_legacy_versions(
     }
 
 
-async def _discover(session: Any) -> dict[str, Any]:
+async def _discover(session: ClientSession) -> dict[str, Any]:
     try:
         raw: dict[str, Any] = await session.send_discover(LATEST_MODERN_VERSION)
     except MCPError as exc:
@@ -423,7 +423,7 @@ def _modern_server(client: Client, discover: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _fetch_list(
-    session: Any, spec: ListSpec, capabilities: dict[str, Any], changed: set[str], ttl: dict[str, int]
+    session: ClientSession, spec: ListSpec, capabilities: dict[str, Any], changed: set[str], ttl: dict[str, int]
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The full list. A multi-page list counts only when two whole walks in a row agree (the spec gives
     no consistency across pages); a walk is abandoned early on an expired cursor, a duplicate entry
@@ -444,7 +444,7 @@ async def _fetch_list(
 
 
 async def _walk(
-    session: Any, spec: ListSpec, changed: set[str], ttl: dict[str, int]
+    session: ClientSession, spec: ListSpec, changed: set[str], ttl: dict[str, int]
 ) -> tuple[list[dict[str, Any]], int]:
     changed.discard(spec.name)
     request_type = _LIST_REQUESTS[spec.name]
@@ -454,7 +454,7 @@ async def _walk(
     cursor: str | None = None
     for page in range(1, MAX_PAGES + 1):
         try:
-            raw = await session.send_request(request_type(params=types.PaginatedRequestParams(cursor=cursor)), _RAW)
+            raw = await _send_raw(session, request_type(params=types.PaginatedRequestParams(cursor=cursor)))
         except MCPError as exc:
             if cursor is not None and exc.code == types.INVALID_PARAMS:
                 raise _ListChanged from exc  # the cursor expired: the list changed under us
@@ -486,7 +486,7 @@ async def _walk(
 
 
 async def _probe_errors(
-    session: Any, era: str, capabilities: dict[str, Any], tools: list[dict[str, Any]]
+    session: ClientSession, era: str, capabilities: dict[str, Any], tools: list[dict[str, Any]]
 ) -> dict[str, Any]:
     probes: dict[str, Any] = {}
     if "tools" in capabilities:
@@ -535,9 +535,16 @@ def _tool_for_missing_argument(tools: list[dict[str, Any]]) -> str | None:
     return min(candidates)[1] if candidates else None
 
 
-async def _probe(session: Any, request: Any) -> dict[str, Any]:
+async def _send_raw(session: ClientSession, request: types.Request[Any, Any]) -> dict[str, Any]:
+    """The request's result as the server's raw JSON object. The SDK types `send_request`'s result type as a
+    pydantic model; a TypeAdapter of a plain dict validates and returns the same way at run time."""
+    raw: dict[str, Any] = await session.send_request(request, _RAW)  # type: ignore[type-var]
+    return raw
+
+
+async def _probe(session: ClientSession, request: types.Request[Any, Any]) -> dict[str, Any]:
     try:
-        raw = await session.send_request(request, _RAW)
+        raw = await _send_raw(session, request)
     except MCPError as exc:
         return _jsonrpc_error(exc)
     except ValidationError as exc:

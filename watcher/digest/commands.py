@@ -14,9 +14,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
 
-from watcher.cli_support import iso_date
+from watcher.cli_support import Subparsers, iso_date
 from watcher.config import LoadedConfig, Team, load_config, slack_credentials
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_html, render_markdown
@@ -32,7 +31,7 @@ EXTENSIONS = {"slack": "json", "markdown": "md", "html": "html"}
 DELIVERED = ("sent", "console")
 
 
-def register(subparsers: Any) -> None:
+def register(subparsers: Subparsers) -> None:
     parser = subparsers.add_parser(
         "digest",
         help="render (--preview) or send (--send) the weekly deprecation digest",

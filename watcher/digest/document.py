@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any, Literal
+from typing import Literal
 
-from watcher.digest.model import ChangeItem, Digest, Feature, ReleaseItem, ServerFindings, Verdict
+from watcher.digest.model import ChangeItem, Digest, Feature, ReleaseItem, ServerFindings, ThreadRef, Verdict
 
 Style = Literal["plain", "bold", "italic", "code", "link"]
 
@@ -183,7 +183,7 @@ def _inline_code(text: str) -> Line:
     return spans
 
 
-def _thread(ref: Any, label: str) -> Line:
+def _thread(ref: ThreadRef | None, label: str) -> Line:
     if ref is None:
         return []
     if ref.url:

@@ -68,7 +68,7 @@ def due_time(settings: DigestSettings, now: datetime) -> datetime | None:
     local = _aware(now).astimezone(zone)
     monday = local.date() - timedelta(days=local.weekday())
     week_start = datetime.combine(monday, time(), tzinfo=zone)
-    fire = trigger.get_next_fire_time(None, week_start)
+    fire: datetime | None = trigger.get_next_fire_time(None, week_start)  # APScheduler is untyped
     if fire is None or fire > local or fire.isocalendar()[:2] != local.isocalendar()[:2]:
         return None
     return fire

@@ -13,8 +13,9 @@ import io
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
+from typing import cast
 
 import matplotlib.dates as mdates
 from matplotlib.axes import Axes
@@ -22,6 +23,7 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure  # a bare Figure draws off-screen (Agg) without pyplot's global state
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.ticker import Formatter, Locator
 
 from watcher.digest.model import Digest, Feature
 
@@ -122,8 +124,8 @@ def render_timeline(
         color = UNRESOLVED_COLOR if bar.end is None else (AFFECTED_COLOR if bar.affected else OTHER_COLOR)
         axes.barh(
             row,
-            mdates.date2num(end) - mdates.date2num(bar.start),
-            left=mdates.date2num(bar.start),
+            _day_number(end) - _day_number(bar.start),
+            left=_day_number(bar.start),
             height=0.56,
             color=color,
             edgecolor="#333333" if bar.affected else "none",
@@ -135,7 +137,7 @@ def render_timeline(
         text = bar.end.isoformat() if bar.end else "unresolved"
         axes.annotate(
             text,
-            (mdates.date2num(end), row),
+            (_day_number(end), row),
             xytext=(6, 0),
             textcoords="offset points",
             va="center",
@@ -156,7 +158,7 @@ def render_timeline(
     last_label: date | None = None
     for day in shown_revisions:
         axes.axvline(
-            mdates.date2num(day),
+            _day_number(day),
             color=REVISION_COLOR,
             linestyle="-" if day in released_set else "--",
             linewidth=1.2,
@@ -168,17 +170,17 @@ def render_timeline(
         last_label = day
         axes.annotate(
             day.strftime("%b %Y") + ("" if day in released_set else "*"),
-            (mdates.date2num(day), -0.75),
+            (_day_number(day), -0.75),
             ha="center",
             va="center",
             fontsize=14,
             color=REVISION_COLOR,
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
         )
-    axes.axvline(mdates.date2num(today), color=TODAY_COLOR, linewidth=2.5, gid="today")
+    axes.axvline(_day_number(today), color=TODAY_COLOR, linewidth=2.5, gid="today")
     axes.annotate(
         f"today {today.isoformat()}",
-        (mdates.date2num(today), len(bars) - 0.45),
+        (_day_number(today), len(bars) - 0.45),
         xytext=(4, 0),
         textcoords="offset points",
         ha="left",
@@ -188,9 +190,9 @@ def render_timeline(
         fontweight="bold",
     )
 
-    axes.set_xlim(mdates.date2num(left), mdates.date2num(right))
-    axes.xaxis.set_major_locator(mdates.MonthLocator(bymonth=(1, 4, 7, 10)))
-    axes.xaxis.set_major_formatter(mdates.DateFormatter("%b\n%Y"))
+    axes.set_xlim(_day_number(left), _day_number(right))
+    axes.xaxis.set_major_locator(_quarter_starts())
+    axes.xaxis.set_major_formatter(_month_year_labels())
     axes.tick_params(axis="x", labelsize=14)
     axes.grid(axis="x", color="#eeeeee")
     axes.set_axisbelow(True)
@@ -232,8 +234,8 @@ def _drawn_bars(axes: Axes) -> list[DrawnBar]:
                 patch.get_y(),
                 DrawnBar(
                     label=str(patch.get_gid()),
-                    start=mdates.num2date(x0).date(),
-                    end=mdates.num2date(x0 + width).date(),
+                    start=_day_of(x0),
+                    end=_day_of(x0 + width),
                     color=to_hex(patch.get_facecolor()),
                     hatched=bool(patch.get_hatch()),
                 ),
@@ -245,8 +247,34 @@ def _drawn_bars(axes: Axes) -> list[DrawnBar]:
 def _line_date(axes: Axes, gid: str) -> date | None:
     for line in axes.get_lines():
         if line.get_gid() == gid:
-            return mdates.num2date(line.get_xdata()[0]).date()
+            # An axvline's x data is the list of its two (equal) day numbers; Line2D types it as any array.
+            return _day_of(cast("Sequence[float]", line.get_xdata())[0])
     return None
+
+
+# matplotlib.dates has no type hints (matplotlib ships .pyi stubs for its other modules, not this one):
+# these four typed wrappers are the module's only calls into it, each with its one ignore.
+
+
+def _day_number(day: date) -> float:
+    number: float = mdates.date2num(day)  # type: ignore[no-untyped-call]
+    return number
+
+
+def _day_of(number: float) -> date:
+    moment: datetime = mdates.num2date(number)  # type: ignore[no-untyped-call]
+    return moment.date()
+
+
+def _quarter_starts() -> Locator:
+    """Ticks on the first day of January, April, July and October."""
+    locator: Locator = mdates.MonthLocator(bymonth=(1, 4, 7, 10))  # type: ignore[no-untyped-call]
+    return locator
+
+
+def _month_year_labels() -> Formatter:
+    formatter: Formatter = mdates.DateFormatter("%b\n%Y")  # type: ignore[no-untyped-call]
+    return formatter
 
 
 def _revision_date(gid: str | None) -> date | None:

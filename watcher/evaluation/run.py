@@ -43,7 +43,7 @@ def tasks_file(loaded: LoadedConfig, server: Server, evaluation: Evaluation, ove
     path = Path(evaluation.tasks)
     if path.is_absolute():
         return path
-    in_tree = loaded.resolve(server.path) / path
+    in_tree = loaded.resolve(server.path or ".") / path
     return in_tree if in_tree.exists() else loaded.resolve(path)
 
 
@@ -54,6 +54,11 @@ def built_sides(
     """Each version in its own environment (the suite runner's, cached); HTTP servers are started here,
     stdio servers by the MCP client. The children get a scrubbed environment: no key of ours."""
     config = loaded.config
+    if server.path is None:
+        raise ConfigError(
+            f"servers.{server.name}: the evaluation needs the server's tree on this machine (`path`); "
+            "git sources and CI executors are not evaluated yet"
+        )
     secrets = secret_env_names(config)
     package = sdk_package_of(config, server)
     with contextlib.ExitStack() as stack:
@@ -63,6 +68,7 @@ def built_sides(
                 server_name=server.name,
                 language=server.language,
                 project=loaded.resolve(server.path),
+                prepare=server.prepare,
                 sdk_package=package,
                 sdk_version=version,
                 envs_dir=loaded.resolve(config.suites.envs_dir),

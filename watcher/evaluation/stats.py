@@ -18,7 +18,8 @@ def binomial_tail_ge(k: int, n: int) -> float:
         return 1.0
     if k > n:
         return 0.0
-    return sum(math.comb(n, i) for i in range(k, n + 1)) / 2**n
+    outcomes: int = 2**n  # typeshed types int ** int as Any (a negative exponent gives a float)
+    return sum(math.comb(n, i) for i in range(k, n + 1)) / outcomes
 
 
 def sign_test(worse: int, better: int) -> tuple[float, float]:

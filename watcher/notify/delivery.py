@@ -25,6 +25,7 @@ from watcher.errors import WatcherError
 from watcher.notify import keys
 from watcher.notify.retry import post_handlers, read_handlers
 from watcher.store import Store, iso, parse_iso, utcnow
+from watcher.store_schema import OutboxRow
 
 log = logging.getLogger(__name__)
 
@@ -80,13 +81,13 @@ class Posted:
 class Sink(Protocol):
     name: str
 
-    def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted: ...
+    def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted: ...
 
-    def find_posted(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted | None:
+    def find_posted(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted | None:
         """After a crash mid-send: the message if Slack already has it, else None."""
         ...
 
-    def upload(self, row: dict[str, Any], posted: Posted) -> None: ...
+    def upload(self, row: OutboxRow, posted: Posted) -> None: ...
 
 
 def _slack_error(exc: Exception) -> DeliveryError:
@@ -121,7 +122,7 @@ class WebApiSink:
         self.poster.retry_handlers.extend(post_handlers(settings.retries, wait))
         self.store = store
 
-    def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted:
+    def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
         try:
             response = self.poster.chat_postMessage(
                 channel=thread_channel or row["channel"],
@@ -135,7 +136,7 @@ class WebApiSink:
             raise _slack_error(exc) from None
         return Posted(channel=str(response["channel"]), ts=str(response["ts"]))
 
-    def find_posted(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted | None:
+    def find_posted(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted | None:
         try:
             channel = thread_channel or self._channel_id(row["channel"])
             if channel is None:
@@ -155,7 +156,8 @@ class WebApiSink:
             error.unknown = not error.permanent
             error.reason = f"outcome unknown, lookup by key failed: {error.reason}"
             raise error from None
-        for message in response.get("messages", []):
+        messages: list[dict[str, Any]] = response.get("messages", [])  # Slack's JSON
+        for message in messages:
             payload = (message.get("metadata") or {}).get("event_payload") or {}
             if payload.get("key") == row["key"]:
                 return Posted(channel=channel, ts=message["ts"])
@@ -164,7 +166,7 @@ class WebApiSink:
     def _channel_id(self, channel: str) -> str | None:
         if not channel.startswith("#"):
             return channel
-        cached = self.store.get_kv(keys.slack_channel_id(channel))
+        cached: str | None = self.store.get_kv(keys.slack_channel_id(channel))
         if cached:
             return cached
         cursor = None
@@ -172,7 +174,8 @@ class WebApiSink:
             response = self.client.conversations_list(
                 types="public_channel,private_channel", limit=500, cursor=cursor, exclude_archived=True
             )
-            for item in response.get("channels", []):
+            channels: list[dict[str, Any]] = response.get("channels", [])  # Slack's JSON
+            for item in channels:
                 if item.get("name") == channel.lstrip("#"):
                     self.store.set_kv(keys.slack_channel_id(channel), item["id"])
                     return str(item["id"])
@@ -180,7 +183,7 @@ class WebApiSink:
             if not cursor:
                 return None
 
-    def upload(self, row: dict[str, Any], posted: Posted) -> None:
+    def upload(self, row: OutboxRow, posted: Posted) -> None:
         for item in row["files"]:
             try:
                 self.client.files_upload_v2(
@@ -210,7 +213,7 @@ class WebhookSink:
             retry_handlers=post_handlers(settings.retries, settings.max_retry_after_seconds),
         )
 
-    def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted:
+    def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
         try:
             response = self.client.send(text=row["text"], blocks=row["blocks"] or None, unfurl_links=False)
         except SlackClientError as exc:
@@ -224,10 +227,10 @@ class WebhookSink:
             raise DeliveryError(f"webhook answered HTTP {response.status_code}; will retry")
         raise DeliveryError(body or f"HTTP {response.status_code}", permanent=body in PERMANENT_ERRORS)
 
-    def find_posted(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted | None:
+    def find_posted(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted | None:
         return None  # a webhook cannot read back; a crash mid-send may repeat that one message
 
-    def upload(self, row: dict[str, Any], posted: Posted) -> None:
+    def upload(self, row: OutboxRow, posted: Posted) -> None:
         return None  # files need the Web API; the message text says where the file is
 
 
@@ -239,7 +242,7 @@ class ConsoleSink:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
 
-    def post(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted:
+    def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
         stream = self.stream or sys.stdout
         reply = " (thread reply)" if row["thread_of"] else ""
         print(f"--- notice for {row['team']} → {row['channel']}{reply} [{row['key']}]", file=stream)
@@ -249,10 +252,10 @@ class ConsoleSink:
         stream.flush()
         return Posted(channel=row["channel"], ts=None)
 
-    def find_posted(self, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None) -> Posted | None:
+    def find_posted(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted | None:
         return None
 
-    def upload(self, row: dict[str, Any], posted: Posted) -> None:
+    def upload(self, row: OutboxRow, posted: Posted) -> None:
         return None
 
 
@@ -345,11 +348,11 @@ def deliver_outbox(store: Store, sink: Sink, limit: int | None = None) -> Delive
     return report
 
 
-def _deliver_one(
-    store: Store, sink: Sink, row: dict[str, Any], thread_ts: str | None, thread_channel: str | None
-) -> Posted:
+def _deliver_one(store: Store, sink: Sink, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
     posted: Posted | None = None
     if row["status"] == "posted":
+        # "posted" is only ever stored together with the message's channel and ts (see below).
+        assert row["slack_channel"] is not None and row["slack_ts"] is not None
         posted = Posted(channel=row["slack_channel"], ts=row["slack_ts"])
     elif row["status"] == "sending":
         posted = sink.find_posted(row, thread_ts, thread_channel)

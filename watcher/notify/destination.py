@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from watcher.config import SlackCredentials, SlackSettings
 from watcher.store import Store, iso
+from watcher.store_schema import OutboxRow
 
 _DEFAULTS = SlackSettings()
 
@@ -68,7 +69,7 @@ def describe_destination(settings: SlackSettings, credentials: SlackCredentials)
     return Destination("console", f"{why}: notices go to the console{also}{tail}", degraded=degraded)
 
 
-def console_rows(store: Store, since: datetime | None = None) -> list[dict[str, Any]]:
+def console_rows(store: Store, since: datetime | None = None) -> list[OutboxRow]:
     """Notices that were only printed to the console (optionally: delivered at or after ``since``)."""
     rows = store.outbox(statuses=("console",))
     if since is not None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import logging
 import sys
 from datetime import UTC, date, datetime
-from typing import Any
 
 from watcher.config import ConfigError, LoadedConfig, WatcherConfig, slack_credentials
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination, requeue_console
 from watcher.store import Store
+from watcher.store_schema import OutboxRow, StoredOutboxRow
 
 log = logging.getLogger(__name__)
 
@@ -58,7 +58,7 @@ def current_channels(config: WatcherConfig) -> dict[str, str]:
     return channels
 
 
-def route(row: dict[str, Any], channels: dict[str, str]) -> str:
+def route(row: OutboxRow | StoredOutboxRow, channels: dict[str, str]) -> str:
     """The row's channel under the current config; a team no longer configured keeps its stored channel."""
     return channels.get(row["team"], row["channel"])
 

@@ -321,7 +321,8 @@ def _refuse_duplicates(rows: list[RegistryRow], source: str) -> None:
 # splitter so that our count agrees with the parser's notion of a cell.
 def _load_splitter() -> Callable[[str], list[str]] | None:
     try:
-        return importlib.import_module("markdown_it.rules_block.table").escapedSplit  # type: ignore[no-any-return]
+        splitter: Callable[[str], list[str]] = importlib.import_module("markdown_it.rules_block.table").escapedSplit
+        return splitter
     except (ImportError, AttributeError):  # a future markdown-it may move it: the check is then skipped
         return None
 

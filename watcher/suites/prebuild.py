@@ -40,6 +40,9 @@ class Prebuilder:
     def submit(self, server_name: str, sdk_version: str) -> bool:
         """Start building the server's environment under this version; False when already started."""
         key = (server_name, sdk_version)
+        server = self.loaded.config.server(server_name)
+        if server.path is None or server.source is not None or server.executor.kind != "local":
+            return False  # its tree exists only once the run checks it out (git), or it runs in the team's CI
         with self._lock:
             if key in self.builds:
                 return False
@@ -74,13 +77,14 @@ class Prebuilder:
             result = prepare_env(
                 server_name=server.name,
                 language=server.language,
-                project=self.loaded.resolve(server.path),
+                project=self.loaded.resolve(server.path or "."),
                 sdk_package=sdk_package_of(config, server),
                 sdk_version=sdk_version,
                 envs_dir=self.envs_dir,
                 timeout=server.timeouts.install,
                 secret_names=secret_env_names(config),
                 cancel=self.cancel,
+                prepare=server.prepare,
             )
         except Exception as exc:  # a bug of ours: the run reports it, the pool carries on
             log.exception("pre-build of %s under %s failed", server_name, sdk_version)

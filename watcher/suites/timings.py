@@ -20,6 +20,7 @@ from prometheus_client.registry import Collector
 
 from watcher.notify import keys
 from watcher.store import Store, parse_iso
+from watcher.store_schema import RunRow
 
 PARTS = ("detection", "queue", "build", "suite")
 BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, float("inf"))
@@ -33,7 +34,7 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return round(max(0.0, (end - start).total_seconds()), 2)
 
 
-def run_timings(store: Store, run: dict[str, Any], report: dict[str, Any], started: datetime) -> dict[str, Any]:
+def run_timings(store: Store, run: RunRow, report: dict[str, Any], started: datetime) -> dict[str, Any]:
     """The four parts of one run, in seconds; `started` is when the worker took the run."""
     detection = None
     if not keys.is_baseline_trigger(run.get("trigger")):

@@ -9,10 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import Literal
 
 from watcher.config import Server
 from watcher.store import iso, parse_iso
+from watcher.store_schema import RunCell, VersionRow
 from watcher.versions import sort_key
 from watcher.web.context import WebContext, age
 
@@ -119,7 +120,7 @@ class Overview:
     outlook: Outlook
 
 
-def cell_state(run: dict[str, Any]) -> str:
+def cell_state(run: RunCell) -> str:
     if run["status"] == "done":
         return str(run["verdict"] or "error")
     if run["status"] == "running":
@@ -127,8 +128,9 @@ def cell_state(run: dict[str, Any]) -> str:
     return "interrupted" if run["verdict"] == "interrupted" else "queued"
 
 
-def _moment(run: dict[str, Any], state: str) -> datetime | None:
-    field = {"running": "started", "queued": "queued"}.get(state, "finished")
+def _moment(run: RunCell, state: str) -> datetime | None:
+    fields: dict[str, Literal["started", "queued", "finished"]] = {"running": "started", "queued": "queued"}
+    field = fields.get(state, "finished")
     return parse_iso(run[field]) or parse_iso(run["queued"])
 
 
@@ -137,7 +139,7 @@ def _newest(registry: str, versions: Sequence[str]) -> str | None:
 
 
 def columns_of(
-    registry: str, servers: Sequence[Server], versions: Sequence[dict[str, Any]], tested: set[str]
+    registry: str, servers: Sequence[Server], versions: Sequence[VersionRow], tested: set[str]
 ) -> list[Column]:
     """The versions that matter for one SDK: the servers' baselines, every pre-release seen after the first
     poll, the newest stable, and any version a server was run against."""
@@ -162,10 +164,10 @@ def collect_overview(ctx: WebContext) -> Overview:
     config = ctx.loaded.config
     now = ctx.now()
     runs = ctx.store.run_cells()
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
-    for run in runs:  # ordered by id: the newest run of a pair wins
-        latest[(run["server"], run["sdk_version"])] = run
-    versions_by_sdk: dict[str, list[dict[str, Any]]] = {}
+    latest: dict[tuple[str, str], RunCell] = {}
+    for cell_run in runs:  # ordered by id: the newest run of a pair wins
+        latest[(cell_run["server"], cell_run["sdk_version"])] = cell_run
+    versions_by_sdk: dict[str, list[VersionRow]] = {}
     for row in ctx.store.version_rows():
         versions_by_sdk.setdefault(row["sdk"], []).append(row)
 
@@ -204,7 +206,7 @@ def collect_overview(ctx: WebContext) -> Overview:
     )
 
 
-def _sources(ctx: WebContext, versions_by_sdk: dict[str, list[dict[str, Any]]], now: datetime) -> list[SourceStatus]:
+def _sources(ctx: WebContext, versions_by_sdk: dict[str, list[VersionRow]], now: datetime) -> list[SourceStatus]:
     polls = {p["source"]: p for p in ctx.store.last_polls()}
     sources = []
     for sdk in ctx.loaded.config.sdks:
@@ -227,7 +229,7 @@ def _sources(ctx: WebContext, versions_by_sdk: dict[str, list[dict[str, Any]]], 
     return sources
 
 
-def _refs(ctx: WebContext, runs: Sequence[dict[str, Any]], status: str, now: datetime) -> list[RunRef]:
+def _refs(ctx: WebContext, runs: Sequence[RunCell], status: str, now: datetime) -> list[RunRef]:
     refs = []
     for run in runs:
         if run["status"] != status:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.store import parse_iso
+from watcher.store_schema import RunRow
 from watcher.web.context import WebContext, age
 from watcher.web.overview import cell_state
 
@@ -189,7 +190,7 @@ def _logs(ctx: WebContext, report: dict[str, Any]) -> list[LogTail]:
     return logs
 
 
-def _slack_links(ctx: WebContext, run: dict[str, Any], team: str) -> list[Link]:
+def _slack_links(ctx: WebContext, run: RunRow, team: str) -> list[Link]:
     from watcher.digest.sections.releases import thread_ref
 
     links = []

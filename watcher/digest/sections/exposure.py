@@ -15,6 +15,7 @@ from watcher.digest.model import Evidence, Exposure, ServerFindings
 from watcher.digest.sections.changes import ordered_rows
 from watcher.spec.registry import feature_key
 from watcher.store import Store
+from watcher.store_schema import RunRow
 from watcher.suites.conformance import collect_checks
 
 # Words that name a feature in what servers and SDKs say, by the registry row's key (its prefix). A row we
@@ -153,18 +154,19 @@ def transport_evidence(server: Server) -> list[Evidence]:
     return []
 
 
-def latest_run(store: Store, server: str, look_back: int = 20) -> dict[str, Any] | None:
+def latest_run(store: Store, server: str, look_back: int = 20) -> RunRow | None:
     """The newest finished run that saw the server running (a beta that would not even install shows no
     warnings or scenarios, and must not hide an earlier run's evidence); else the newest finished run."""
     done = [r for r in store.runs(status="done", server=server, limit=look_back) if isinstance(r.get("report"), dict)]
     for run in done:
         report = run["report"]
+        assert report is not None  # kept by the filter above
         if (report.get("start") or {}).get("ok") or report.get("deprecation_warnings") or report.get("conformance"):
             return run
     return done[0] if done else None
 
 
-def _run_label(run: dict[str, Any]) -> str:
+def _run_label(run: RunRow) -> str:
     return f"suite run #{run['id']} ({run['sdk']} {run['sdk_version']})"
 
 

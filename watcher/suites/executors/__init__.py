@@ -8,9 +8,10 @@ from typing import Any
 
 from watcher.config import GitHubActionsExecutor, LoadedConfig
 from watcher.store import Store
+from watcher.store_schema import RunRow
 
 
-def execute(loaded: LoadedConfig, store: Store, run: dict[str, Any], stop: threading.Event | None) -> dict[str, Any]:
+def execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:
     """Run one queued run (a row of the store's queue) on its server's executor; raises ConfigError for
     a server no longer configured."""
     server = loaded.config.server(run["server"])

@@ -28,6 +28,7 @@ import httpx
 from watcher import clock
 from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
 from watcher.store import Store, parse_iso
+from watcher.store_schema import RunRow
 from watcher.suites.executors.github_api import ActionsError, GitHubApi, message
 from watcher.suites.runner import ERROR, REPORT_FILE, new_run_id, prune_runs, sdk_package_of
 
@@ -42,7 +43,7 @@ DISPATCH_INPUTS = ("server", "sdk_package", "sdk_version", "run_key")
 """The inputs the team's workflow declares (deploy/github/workflows/mcp-watcher.yml)."""
 
 
-def run_key(run: dict[str, Any]) -> str:
+def run_key(run: RunRow) -> str:
     """One key per queued run: the same after a restart (the store's run id does not change)."""
     raw = f"{run['server']}-{run['sdk_version']}-{run['id']}"
     return re.sub(r"[^A-Za-z0-9._-]", "_", raw)
@@ -55,7 +56,7 @@ class _Follow:
         self,
         loaded: LoadedConfig,
         store: Store,
-        run: dict[str, Any],
+        run: RunRow,
         server: Server,
         settings: GitHubActionsExecutor,
         stop: threading.Event | None,
@@ -254,7 +255,7 @@ def read_token(loaded: LoadedConfig, settings: GitHubActionsExecutor, environ: d
 def run_on_actions(
     loaded: LoadedConfig,
     store: Store,
-    run: dict[str, Any],
+    run: RunRow,
     server: Server,
     settings: GitHubActionsExecutor,
     stop: threading.Event | None,
@@ -297,7 +298,7 @@ def run_on_actions(
     return report
 
 
-def _error_report(loaded: LoadedConfig, run: dict[str, Any], server: Server, reason: str) -> dict[str, Any]:
+def _error_report(loaded: LoadedConfig, run: RunRow, server: Server, reason: str) -> dict[str, Any]:
     return {
         "server": server.name,
         "team": server.team,

@@ -11,10 +11,11 @@ import threading
 from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.store_schema import RunRow
 from watcher.suites.runner import run_check
 
 
-def run_local(loaded: LoadedConfig, run: dict[str, Any], stop: threading.Event | None) -> dict[str, Any]:
+def run_local(loaded: LoadedConfig, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:
     report = run_check(loaded, run["server"], run["sdk_version"], cancel=stop)
     report["executor"] = "local"
     return report
