@@ -8,10 +8,17 @@ import json
 import sys
 from typing import Any
 
-from watcher import clock
+from watcher import clock, vault
 from watcher.cli_support import config_and_state, loaded_config
 from watcher.clock import ClockSettingError
-from watcher.config import LoadedConfig, load_config, slack_credentials
+from watcher.config import (
+    LoadedConfig,
+    WatcherConfig,
+    granted_env_names,
+    load_config,
+    own_secret_names,
+    slack_credentials,
+)
 from watcher.contract.commands import register as register_contract_commands
 from watcher.digest.commands import register as register_digest_command
 from watcher.errors import ConfigError, SchemaTooNew, StateError
@@ -77,10 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    _setup_logging(args)
+    config = _setup_logging(args)
     try:
         clock.now()  # a bad MCP_WATCHER_CLOCK_START is a usage error before any work starts
-        return int(args.handler(args) or 0)
+        # The watcher's own secrets leave its environment (and the process becomes non-dumpable)
+        # before any command can start code under test.
+        with vault.sealed(own_secret_names(config), granted_env_names(config)):
+            return int(args.handler(args) or 0)
     except ConfigError as exc:
         print(f"mcp-watcher: configuration error:\n{exc}", file=sys.stderr)
         return 2
@@ -91,8 +101,9 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
-def _setup_logging(args: argparse.Namespace) -> None:
+def _setup_logging(args: argparse.Namespace) -> WatcherConfig | None:
     level, as_json = args.log_level, False
+    config = None
     try:
         config = load_config(args.config).config
         level = level or config.log.level
@@ -100,6 +111,7 @@ def _setup_logging(args: argparse.Namespace) -> None:
     except ConfigError:
         pass  # the command itself reports it
     setup_logging(level or "INFO", as_json)
+    return config
 
 
 def cmd_poll(args: argparse.Namespace) -> int:

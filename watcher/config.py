@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -11,6 +12,7 @@ from typing import Annotated, Any, Literal, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from watcher import vault
 from watcher.errors import ConfigError as ConfigError
 from watcher.yaml_strict import DuplicateKeyError, UniqueKeyLoader
 
@@ -342,6 +344,8 @@ class SuiteSettings(_Strict):
     """Also run the suites for new stable releases, not only pre-releases."""
     on_baseline: bool = True
     """When an SDK is first seen (baseline), run its servers once against its newest version."""
+    sandbox: Literal["auto", "bubblewrap", "off"] = "auto"
+    """The server under test inside bubblewrap: auto (when bwrap works here), bubblewrap (required), off."""
 
 
 class DigestSettings(_Strict):
@@ -657,8 +661,8 @@ class SlackCredentials:
         return f"SlackCredentials(token={'set' if self.token else None}, webhook={'set' if self.webhook_url else None})"
 
 
-def slack_credentials(settings: SlackSettings, environ: dict[str, str] | None = None) -> SlackCredentials:
-    env = os.environ if environ is None else environ
+def slack_credentials(settings: SlackSettings, environ: Mapping[str, str] | None = None) -> SlackCredentials:
+    env = vault.environ() if environ is None else environ
 
     def read(env_name: str | None, file_name: str | None) -> str | None:
         if env_name and env.get(env_name):
@@ -694,3 +698,16 @@ def secret_env_names(config: WatcherConfig) -> set[str]:
         if isinstance(server.executor, GitHubActionsExecutor) and server.executor.token_env:
             names.add(server.executor.token_env)
     return names | {"SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET"}
+
+
+def own_secret_names(config: WatcherConfig | None) -> set[str]:
+    """The watcher's own secret variables, taken out of its environment at start (`watcher.vault`).
+
+    Not the servers' `env_from` variables: those are meant to reach their server (and only it)."""
+    config = config or WatcherConfig()
+    return secret_env_names(config) - granted_env_names(config)
+
+
+def granted_env_names(config: WatcherConfig | None) -> set[str]:
+    """Every variable some server is granted from the watcher's environment (`servers[].env_from`)."""
+    return {name for server in (config.servers if config else []) for name in server.env_from}

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import re
 import sys
 from datetime import UTC, datetime
+
+from watcher import vault
 
 # Slack tokens and webhook paths, GitHub tokens, bearer headers: masked in every log line.
 _SECRET_PATTERNS = [
@@ -35,7 +36,8 @@ class RedactingFilter(logging.Filter):
         self.secret_env = secret_env
 
     def filter(self, record: logging.LogRecord) -> bool:
-        secrets = tuple(os.environ.get(name, "") for name in self.secret_env)
+        env = vault.environ()
+        secrets = (*(env.get(name, "") for name in self.secret_env), *vault.held_values())
         message = record.getMessage()
         cleaned = redact(message, secrets)
         if cleaned != message:

@@ -154,6 +154,9 @@ def record(
         if outcome.ok and releases is not None:
             known = store.known_versions(sdk.name, sdk.package)
             outcome.baseline = not store.has_versions(sdk.name)
+            listed_now = {r.version for r in releases}
+            for gone in known - listed_now:  # removed from the registry: never "newest" in status again
+                store.set_yanked(sdk.name, sdk.package, gone, True)
             for release in releases:
                 if release.version in known:
                     store.set_yanked(sdk.name, sdk.package, release.version, release.yanked)

@@ -68,6 +68,7 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     return {
         "state": str(store.path),
         "polling": {**budget.as_json(), "now": current_cadence(loaded, store, budget, clock.now()).as_json()},
+        "protection": protection_status(loaded),
         "delivery": {**destination.to_json(), "console_notices": len(store.outbox(statuses=("console",)))},
         "sources": sources,
         "runs": runs,
@@ -77,6 +78,21 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
             "oldest_pending_seconds": int((utcnow() - oldest).total_seconds()) if oldest else None,
             "failed_keys": [{"key": r["key"], "error": r["last_error"]} for r in failed],
         },
+    }
+
+
+def protection_status(loaded: LoadedConfig) -> dict[str, Any]:
+    """What keeps the watcher's secrets from the code under test: this process's seal and the suite sandbox."""
+    from watcher import vault
+    from watcher.suites import sandbox
+
+    sealed = vault.current()
+    suite_sandbox = sandbox.choose(loaded.config.suites.sandbox)
+    return {
+        "process": sealed.to_json() if sealed else None,
+        "process_text": sealed.describe() if sealed else "not sealed (status was not started by the CLI)",
+        "suite_sandbox": suite_sandbox.to_json(),
+        "suite_sandbox_text": suite_sandbox.describe(),
     }
 
 
@@ -100,6 +116,11 @@ def render_status(status: dict[str, Any]) -> str:
                 "`mcp-watcher outbox --resend-console` posts them"
             )
     lines += ["", "POLLING", *_polling_lines(status["polling"]), "", "SOURCES"]
+    protection = status.get("protection")
+    if protection:
+        lines.append(f"protection: {protection['process_text']}")
+        lines.append(f"suite sandbox: {protection['suite_sandbox_text']}")
+    lines += ["", "SOURCES"]
     for s in status["sources"]:
         if s["last_poll"] is None:
             health = "never polled"

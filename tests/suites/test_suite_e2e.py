@@ -32,6 +32,10 @@ from watcher.suites.worker import process_queue, queue_for_release
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(240)]
 
+# The fixture servers that write what they saw into the test's folder run unsandboxed: the sandbox
+# hides that folder (tests/reliability/test_secrets_out_of_reach.py covers the sandboxed case).
+NO_SANDBOX = "off"
+
 REPORT_KEYS = {
     "server",
     "sdk_version",
@@ -166,7 +170,7 @@ def test_hanging_server_times_out_and_its_whole_group_is_killed(tmp_path: Path, 
         env={"HANG_PID_FILE": str(pid_file)},
         timeouts={"install": 300, "start": 4, "suite": 60, "snapshot": 10},
     )
-    loaded = write_config(tmp_path, [server], envs)
+    loaded = write_config(tmp_path, [server], envs, sandbox=NO_SANDBOX)
     started = time.monotonic()
     report = run_check(loaded, "hang", "2.3.0")
     assert report["verdict"] == "fail"
@@ -196,7 +200,7 @@ def test_secrets_never_reach_the_server(tmp_path: Path, envs: Path, monkeypatch:
         ["python", "-m", "envdump_server", "--port", "{port}"],
         env={"ENV_DUMP_FILE": str(dump), "LIBRARY_MODE": "test", "EXTRA_SECRET": "s"},
     )
-    loaded = write_config(tmp_path, [server], envs)
+    loaded = write_config(tmp_path, [server], envs, sandbox=NO_SANDBOX)
     report = run_check(loaded, "envdump", "2.3.0")
     assert report["start"]["ok"], report["start"]["evidence"]
     seen = json.loads(dump.read_text())
@@ -256,7 +260,7 @@ def test_env_from_and_env_files_reach_the_server_and_the_slack_token_still_does_
         env_from=["LIBRARY_API_TOKEN"],
         env_files={"LIBRARY_DB_URL": str(tmp_path / "db-url")},
     )
-    loaded = write_config(tmp_path, [server], envs)
+    loaded = write_config(tmp_path, [server], envs, sandbox=NO_SANDBOX)
     report = run_check(loaded, "envdump", "2.3.0")
     assert report["start"]["ok"], report["start"]["evidence"]
     assert report["start"]["dropped_env"] == []
@@ -278,7 +282,7 @@ def test_a_stdio_server_gets_its_granted_variables_in_the_snapshot_too(
         env_from=["LIBRARY_API_TOKEN"],
         env_files={"LIBRARY_DB_URL": str(tmp_path / "db-url")},
     )
-    loaded = write_config(tmp_path, [server], envs)
+    loaded = write_config(tmp_path, [server], envs, sandbox=NO_SANDBOX)
     report = run_check(loaded, "envdump", "2.3.0")
     assert report["start"]["ok"], report["start"]["evidence"]
     # The last copy that dumped its environment is the one the snapshot's client spawned.
@@ -348,7 +352,7 @@ def test_a_cancelled_run_is_an_error_and_leaves_no_process(tmp_path: Path, envs:
     server = fixture_server(
         "hang", "hang_server", ["python", "-m", "hang_server"], env={"HANG_PID_FILE": str(pid_file)}
     )
-    loaded = write_config(tmp_path, [server], envs)
+    loaded = write_config(tmp_path, [server], envs, sandbox=NO_SANDBOX)
     cancel = threading.Event()
 
     def cancel_once_started() -> None:

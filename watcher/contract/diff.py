@@ -114,6 +114,10 @@ def load_snapshot(path: Path) -> tuple[dict[str | None, EraSnapshot], str]:
         raise SnapshotError(f"{path}: no such snapshot directory")
     if not path.is_dir():
         raise SnapshotError(f"{path}: not a directory (a snapshot is a directory of JSON files)")
+    manifest = path / "snapshot.json"
+    # A truncated or mangled manifest means a damaged snapshot, not one to trust.
+    if manifest.is_file() and not isinstance(_read_json(manifest), dict):
+        raise SnapshotError(f"{manifest}: expected a JSON object (the snapshot's manifest)")
     era_dirs = {era: path / era for era in ERAS if (path / era).is_dir()}
     if era_dirs:
         return {era: _load_era(era_dir, era) for era, era_dir in era_dirs.items()}, "both"

@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 import threading
 import time
 from collections.abc import Iterator, Mapping
@@ -19,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from watcher import vault
 from watcher.config import ConfigError, Evaluation, LoadedConfig, Server, secret_env_names
 from watcher.evaluation.compare import ERROR, compare
 from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
@@ -168,7 +168,7 @@ def run_evaluation(
         path = tasks_file(loaded, server, settings, tasks_path)
         report["tasks_file"] = str(path)
         tasks = load_tasks(path)
-        key = (os.environ if environ is None else environ).get(settings.key_env(), "")
+        key = (vault.environ() if environ is None else environ).get(settings.key_env(), "")
         if not key:
             raise SideError(f"{settings.key_env()} is not set: the provider's API key is read from it")
         run = _run(

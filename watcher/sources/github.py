@@ -10,11 +10,10 @@ it never appears in errors or logs.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from datetime import datetime
 
-from watcher import schemes
+from watcher import schemes, vault
 from watcher.config import SdkSource
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
@@ -43,7 +42,7 @@ class GithubRelease(Model):
 
 def headers(token_env: str | None = TOKEN_ENV, environ: Mapping[str, str] | None = None) -> dict[str, str]:
     """GitHub API headers; the token from ``token_env`` when set (it raises the rate limit)."""
-    env = os.environ if environ is None else environ
+    env = vault.environ() if environ is None else environ
     result = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
     token = (env.get(token_env) or "").strip() if token_env else ""
     if token:

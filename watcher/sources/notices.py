@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.notify.blocks import context, fields, header, section
+from watcher.versions import parse
 
 # Public pages of a version. PyPI's and npm's are left out: their hosts are taken from each
 # ecosystem's own configuration elsewhere and are not written into this project.
@@ -30,7 +31,11 @@ def release_page(registry: str, package: str, version: str) -> str | None:
 def release_notice(release: dict[str, Any], servers: list[str]) -> tuple[str, list[dict[str, Any]]]:
     """Text and blocks for one new SDK version, as posted to one team."""
     kind = "pre-release" if release["prerelease"] else "release"
-    title = f"New {kind}: {release['package']} {release['version']} ({release['sdk']} SDK)"
+    parsed = parse(release["registry"], release["version"])
+    if not parsed.valid:  # announced, since it may be a beta, but not passed off as an ordinary one
+        kind = f"unparseable version (the {parsed.scheme} rules cannot read it, so it is treated as a pre-release)"
+    what = kind if parsed.valid else "unparseable version"
+    title = f"New {what}: {release['package']} {release['version']} ({release['sdk']} SDK)"
     page = release_page(release["registry"], release["package"], release["version"])
     pairs = [
         ("Registry", release["registry"]),

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import shutil
 import threading
@@ -19,11 +18,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from watcher import vault
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 from watcher.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
-from watcher.suites import checkout, conformance, deprecations, prebuild, toolchain
+from watcher.suites import checkout, conformance, deprecations, prebuild, sandbox, toolchain
 from watcher.suites.declared import substitute
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
@@ -94,6 +94,7 @@ class _Run:
         self._granted: dict[str, str] | None = None
         self.prebuilt: set[str] = set()
         """SDK versions whose environment a pre-build made (or failed to make) before this run asked."""
+        self.sandbox = sandbox.choose(self.config.suites.sandbox)
         self.verdict = PASS
         self.report: dict[str, Any] = {
             "server": server.name,
@@ -117,6 +118,8 @@ class _Run:
             "contract": None,
             "deprecation_warnings": [],
             "seconds": None,
+            "sandbox": self.sandbox.to_json(),
+            "protection": (vault.current() or vault.Protection(False, "not sealed (not started by the CLI)")).to_json(),
         }
 
     # --- verdict bookkeeping ----------------------------------------------------------------------
@@ -146,7 +149,7 @@ class _Run:
         if source is None:
             return True
         try:
-            token = checkout.read_token(self.loaded, self.server, os.environ)
+            token = checkout.read_token(self.loaded, self.server, vault.environ())
         except checkout.CheckoutError as exc:
             self.report["source"] = {"ok": False, "git": checkout.display_url(source.git), "error": str(exc)}
             self.mark(ERROR, f"source: {exc}")
@@ -194,8 +197,23 @@ class _Run:
     def granted(self) -> dict[str, str]:
         """The server's env_from / env_files values, read once per run; raises ServerEnvError."""
         if self._granted is None:
-            self._granted = granted_env(self.loaded, self.server, os.environ)
+            self._granted = granted_env(self.loaded, self.server, vault.environ())
         return self._granted
+
+    def sandboxed(self, command: list[str], env: EnvResult, *, network: bool) -> list[str]:
+        """The server's command inside the sandbox (unchanged when there is none): it sees its environment's
+        folder and the tools it runs on, never the state folder or the secret files."""
+        readable: list[str | Path] = [Path(env.project_dir).parent, *env.bin_dirs, toolchain.base_prefix()]
+        if self.server.language == "typescript" or command[0] == toolchain.node():
+            readable.append(toolchain.node_root())
+        slack = self.config.slack
+        hidden: list[str | Path] = [
+            self.loaded.resolve(self.config.state).parent,
+            *(f for f in (slack.token_file, slack.webhook_file) if f),
+        ]
+        if self.config.http.auth_token_file:
+            hidden.append(self.config.http.auth_token_file)
+        return self.sandbox.wrap(command, cwd=env.project_dir, readable=readable, hidden=hidden, network=network)
 
     def start_server(self, env: EnvResult, log_dir: Path) -> ServerProcess:
         port = free_port() if self.server.transport == "http" else None
@@ -203,7 +221,7 @@ class _Run:
             secret_names=self.secret_names, extra=self.server.env, path_prepend=env.bin_dirs, granted=self.granted()
         )
         return ServerProcess(
-            resolve_command(self.server.start, env, port),
+            self.sandboxed(resolve_command(self.server.start, env, port), env, network=port is not None),
             cwd=env.project_dir,
             env=child,
             log_dir=log_dir,
@@ -216,7 +234,7 @@ class _Run:
         if server.url:
             return SnapshotTarget(url=server.url)
         return SnapshotTarget(
-            command=resolve_command(self.server.start, env, None),
+            command=self.sandboxed(resolve_command(self.server.start, env, None), env, network=False),
             env=server.child_env.env,
             cwd=env.project_dir,
             private_env=server.child_env.granted,
@@ -237,6 +255,9 @@ class _Run:
     def run(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.check_cancel()
+        if self.sandbox.refused:  # asked for, not available: never run the server unprotected instead
+            self.mark(ERROR, self.sandbox.reason)
+            return
         try:
             self.granted()
         except ServerEnvError as exc:  # the watcher cannot give the server what it needs: no verdict on the SDK

@@ -67,6 +67,11 @@ def uv() -> str | None:
         return shutil.which("uv")
 
 
+def base_prefix() -> str:
+    """Where the interpreter of the server environments is installed (a sandbox must let it be read)."""
+    return sys.base_prefix
+
+
 def python() -> str:
     """The interpreter that server environments are built on: the watcher's own."""
     return sys.executable

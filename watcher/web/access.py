@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
-import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from watcher import vault
 from watcher.config import ConfigError, HttpEndpoint
 
 COOKIE = "mcp_watcher_session"
@@ -64,8 +65,8 @@ class Access:
         return bool(cookie) and hmac.compare_digest(cookie.encode(), self.cookie_value.encode())
 
 
-def page_token(endpoint: HttpEndpoint, environ: dict[str, str] | None = None) -> str | None:
-    env = os.environ if environ is None else environ
+def page_token(endpoint: HttpEndpoint, environ: Mapping[str, str] | None = None) -> str | None:
+    env = vault.environ() if environ is None else environ
     if endpoint.auth_token_env and env.get(endpoint.auth_token_env, "").strip():
         return env[endpoint.auth_token_env].strip()
     if endpoint.auth_token_file:

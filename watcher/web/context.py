@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from watcher import vault
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.logs import redact
 from watcher.store import Store, utcnow
@@ -27,10 +27,10 @@ class WebContext:
 
 
 def known_secrets(
-    loaded: LoadedConfig, environ: dict[str, str] | None = None, extra: tuple[str, ...] = ()
+    loaded: LoadedConfig, environ: Mapping[str, str] | None = None, extra: tuple[str, ...] = ()
 ) -> tuple[str, ...]:
     """The values of the watcher's secret variables (Slack, GitHub, the page token), to mask on pages."""
-    env = os.environ if environ is None else environ
+    env = vault.environ() if environ is None else environ
     values = [env.get(name, "") for name in sorted(secret_env_names(loaded.config))]
     return tuple(v for v in (*values, *extra) if v and len(v) >= 4)
 

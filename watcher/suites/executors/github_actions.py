@@ -14,7 +14,6 @@ from __future__ import annotations
 import io
 import json
 import logging
-import os
 import re
 import threading
 import time
@@ -25,7 +24,7 @@ from typing import Any
 
 import httpx
 
-from watcher import clock
+from watcher import clock, vault
 from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
 from watcher.store import Store, parse_iso
 from watcher.store_schema import RunRow
@@ -272,7 +271,7 @@ def run_on_actions(
     run_dir = server_runs / local_id
     follow: _Follow | None = None
     try:
-        token = read_token(loaded, settings, dict(os.environ if environ is None else environ))
+        token = read_token(loaded, settings, dict(vault.environ() if environ is None else environ))
         with httpx.Client(transport=transport, trust_env=transport is None) as client:
             api = GitHubApi(settings.api_url, token, client, config.http_client, wait)
             follow = _Follow(loaded, store, run, server, settings, stop, api)
