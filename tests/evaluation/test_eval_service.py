@@ -15,6 +15,7 @@ from watcher.cli import main
 from watcher.config import LoadedConfig
 from watcher.store import Store
 from watcher.suites import worker
+from watcher.suites.executors import local as local_executor
 
 pytestmark = [pytest.mark.timeout(180)]
 MODEL_CHANGE = {
@@ -63,7 +64,7 @@ def test_a_beta_whose_diff_affects_models_gets_one_threaded_evaluation_reply(
     monkeypatch.setenv("EVAL_TEST_API_KEY", API_KEY)
     loaded = write_config(tmp_path, fake.base, trials=2)
     use_variants(monkeypatch, "baseline", "candidate-desc")
-    monkeypatch.setattr(worker, "run_check", suite_report(loaded, [MODEL_CHANGE]))
+    monkeypatch.setattr(local_executor, "run_check", suite_report(loaded, [MODEL_CHANGE]))
     store = Store(loaded.resolve(loaded.config.state))
     worker.queue_for_release(loaded, store, "python", "2.4.0b1", prerelease=True)
     outcomes = worker.process_queue(loaded, store)
@@ -85,7 +86,7 @@ def test_without_an_evaluation_set_the_suite_reply_says_so_and_nothing_else_runs
     tmp_path: Path, fake: FakeProvider, monkeypatch: pytest.MonkeyPatch
 ):
     loaded = write_config(tmp_path, fake.base, declared=False)
-    monkeypatch.setattr(worker, "run_check", suite_report(loaded, [MODEL_CHANGE]))
+    monkeypatch.setattr(local_executor, "run_check", suite_report(loaded, [MODEL_CHANGE]))
     store = Store(loaded.resolve(loaded.config.state))
     worker.queue_for_release(loaded, store, "python", "2.4.0b1", prerelease=True)
     worker.process_queue(loaded, store)
@@ -100,7 +101,7 @@ def test_a_diff_that_affects_no_model_runs_no_evaluation(
 ):
     loaded = write_config(tmp_path, fake.base)
     breaking_only = {**MODEL_CHANGE, "breaksClients": True, "affectsModels": False}
-    monkeypatch.setattr(worker, "run_check", suite_report(loaded, [breaking_only]))
+    monkeypatch.setattr(local_executor, "run_check", suite_report(loaded, [breaking_only]))
     store = Store(loaded.resolve(loaded.config.state))
     worker.queue_for_release(loaded, store, "python", "2.4.0b1", prerelease=True)
     worker.process_queue(loaded, store)

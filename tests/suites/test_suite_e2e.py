@@ -130,11 +130,9 @@ def test_library_on_another_published_version_by_the_check_command(
     assert (candidate / "legacy" / "tools.json").exists() and (candidate / "modern" / "server.json").exists()
     again = diff_snapshots(LIBRARY / "baseline-snapshot", candidate, baseline_label="2.3.0", candidate_label="2.2.0")
     assert report["contract"]["changes"] == again["changes"]
-    # Two published SDK versions differ in what the suites see: the run shows it.
-    differences = report["contract"]["changes"] + [
-        x for c in report["conformance"] for x in c["unexpected_failures"] + c["stale_entries"]
-    ]
-    assert differences
+    # 2.2.0 and 2.3.0 serve the library's contract alike: with every legacy protocol version probed (not
+    # read from one handshake) and empty capability objects ignored, nothing is called breaking.
+    assert not [c for c in report["contract"]["changes"] if c["breaksClients"]], report["contract"]["changes"]
 
 
 def test_server_that_cannot_import_under_an_sdk_version_fails_with_the_evidence(tmp_path: Path, envs: Path):
