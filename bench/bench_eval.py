@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pytest  # noqa: E402
 
-from tests.evaluation.fake_provider import FakeProvider  # noqa: E402
 from tests.evaluation.helpers import API_KEY, use_variants, write_config  # noqa: E402
+from tests.fakes.model_provider import FakeProvider  # noqa: E402
 from watcher.evaluation.run import run_evaluation  # noqa: E402
 
 

@@ -36,10 +36,10 @@ sys.path.insert(0, str(ROOT))
 from tests.sources.kit import FIXTURE_SOURCES  # noqa: E402
 
 from bench.bench_suite import suite_alone  # noqa: E402
+from tests.fakes.mcp_history import MCP_PAGE, McpHistory  # noqa: E402
 from tests.fakes.registry_server import FIXTURES, FakeRegistry  # noqa: E402
 from tests.fakes.slack_server import FakeSlack  # noqa: E402
-from tests.mcp_history import MCP_PAGE, McpHistory  # noqa: E402
-from tests.service_kit import start_service, wait_until  # noqa: E402
+from tests.helpers import start_service, wait_until  # noqa: E402
 from watcher.cadence import plan_budget, simulate_requests  # noqa: E402
 from watcher.config import load_config  # noqa: E402
 from watcher.spec.calendar import ReleaseCalendar  # noqa: E402

@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.bench_web import NOW, fill  # noqa: E402
-from tests.web.browser import CHROMIUM, NO_BROWSER, chromium, overflow, serve  # noqa: E402
+from tests.web.browser_helpers import CHROMIUM, NO_BROWSER, chromium, overflow, serve  # noqa: E402
 from watcher.config import load_config  # noqa: E402
 from watcher.web.access import Access  # noqa: E402
 from watcher.web.context import WebContext  # noqa: E402

@@ -52,7 +52,7 @@ def world(tmp_path: Path) -> Iterator[dict]:
     fixtures that a test may edit), the spec repo on a fake GitHub, and Slack."""
     import shutil
 
-    from tests.mcp_history import MCP_PAGE
+    from tests.fakes.mcp_history import MCP_PAGE
     from tests.spec.helpers import serve_spec
 
     root = tmp_path / "registry"

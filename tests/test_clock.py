@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from tests.service_kit import ROOT
+from tests.helpers import ROOT
 from watcher import clock
 
 

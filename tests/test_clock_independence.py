@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.service_kit import ROOT
+from tests.helpers import ROOT
 
 SHIM = Path(__file__).resolve().parent / "wall_clock"
 
@@ -33,7 +33,7 @@ DATE_SENSITIVE = [
     "tests/digest",
 ]
 """Tests that start the service or compute a date. The slow suite-run service tests
-(tests/test_crash_safety.py) pin the clock the same way through tests/service_kit.py."""
+(tests/test_crash_safety.py) pin the clock the same way through tests/helpers.py."""
 
 pytestmark = pytest.mark.xdist_group("clock")
 

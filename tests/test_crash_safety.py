@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.mcp_history import McpHistory
 from tests.fakes.slack_server import FakeSlack
-from tests.mcp_history import McpHistory
-from tests.service_kit import start_service, wait_until
+from tests.helpers import start_service, wait_until
 from tests.spec.helpers import spec_config
 from tests.suites.helpers import library_server
 from watcher.store import Store

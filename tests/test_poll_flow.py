@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.mcp_history import MCP_PAGE, McpHistory
 from tests.fakes.registry_server import FIXTURES, serve_registry
 from tests.fakes.slack_server import FakeSlack
-from tests.mcp_history import MCP_PAGE, McpHistory
 from watcher.cli import main
 from watcher.store import Store
 

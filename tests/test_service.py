@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_history import McpHistory
-from tests.service_kit import start_service, wait_until
+from tests.fakes.mcp_history import McpHistory
+from tests.helpers import start_service, wait_until
 from tests.spec.helpers import spec_config
 
 pytestmark = pytest.mark.xdist_group("service")

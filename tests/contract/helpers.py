@@ -34,7 +34,7 @@ def library_command(variant: str) -> list[str]:
 
 
 def extra_server_command(name: str) -> list[str]:
-    return [sys.executable, "-m", "tests.contract.servers", name]
+    return [sys.executable, "-m", "tests.contract.fixtures.servers", name]
 
 
 def stdio_target(command: list[str]) -> SnapshotTarget:

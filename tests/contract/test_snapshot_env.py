@@ -1,6 +1,6 @@
 """`snapshot` of a stdio server that needs its own configuration: --env, --env-from and env profiles.
 
-The server is real (tests/contract/scoped_server.py, mcp 2.x over stdio); every test checks that the
+The server is real (tests/contract/fixtures/scoped_server.py, mcp 2.x over stdio); every test checks that the
 values reached it (it will not start otherwise) and appear nowhere the watcher wrote or printed.
 """
 
@@ -17,7 +17,7 @@ import pytest
 from tests.contract.helpers import ROOT, run_cli
 from watcher.contract.diff import diff_snapshots
 
-SERVER = [sys.executable, str(ROOT / "tests" / "contract" / "scoped_server.py")]
+SERVER = [sys.executable, str(ROOT / "tests" / "contract" / "fixtures" / "scoped_server.py")]
 
 
 def token() -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from tests.digest.state import FixedState, build_state, cli
+from tests.digest.helpers import FixedState, build_state, cli
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.digest.state import (
+from tests.digest.helpers import (
     DIGEST_NOW,
     LOGGING_WARNING,
     REGISTRY,

@@ -6,7 +6,7 @@ import html
 import re
 from pathlib import Path
 
-from tests.digest.state import DIGEST_NOW, TODAY, big_registry, build_state
+from tests.digest.helpers import DIGEST_NOW, TODAY, big_registry, build_state
 from watcher.digest.build import build_digest
 from watcher.digest.document import document, plain
 from watcher.digest.markdown import render_html, render_markdown

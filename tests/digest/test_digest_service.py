@@ -12,7 +12,7 @@ import pytest
 from apscheduler.schedulers.background import BackgroundScheduler
 from PIL import Image
 
-from tests.digest.state import FixedState, big_registry, build_state
+from tests.digest.helpers import FixedState, big_registry, build_state
 from watcher.config import ConfigError, DigestSettings
 from watcher.digest.schedule import (
     digest_trigger,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.digest.state import FixedState, big_registry, build_state, cli
+from tests.digest.helpers import FixedState, big_registry, build_state, cli
 from tests.fakes.slack_server import FakeSlack
 from watcher.config import SlackSettings
 from watcher.digest.schedule import send_due_digests

@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.digest.state import DIGEST_NOW, REGISTRY, SPEC_RELEASES, TODAY, build_state, write_config
+from tests.digest.helpers import DIGEST_NOW, REGISTRY, SPEC_RELEASES, TODAY, build_state, write_config
 from tests.fakes.github_server import FakeGitHub
 from watcher.config import LoadedConfig
 from watcher.digest.build import build_digest

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from PIL import Image
 
-from tests.digest.state import DIGEST_NOW, REGISTRY, TODAY, build_state, seed_spec, write_config
+from tests.digest.helpers import DIGEST_NOW, REGISTRY, TODAY, build_state, seed_spec, write_config
 from watcher.digest.build import build_digest
 from watcher.digest.timeline import AFFECTED_COLOR, OTHER_COLOR, UNRESOLVED_COLOR, digest_timeline, height_px
 from watcher.store import Store

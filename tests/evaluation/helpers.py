@@ -65,7 +65,7 @@ def write_config(
                 "language": "python",
                 "path": str(ROOT / "tests" / "evaluation"),
                 "transport": "stdio",
-                "start": ["python", "-m", "tests.evaluation.servers", "baseline"],
+                "start": ["python", "-m", "tests.evaluation.fixtures.servers", "baseline"],
                 "baseline_sdk_version": "2.3.0",
                 "requirements": [],
                 **({"evaluation": block} if declared else {}),
@@ -90,7 +90,7 @@ def use_variants(
     ) -> Iterator[dict[str, ServerTarget]]:
         targets = {}
         for side, variant in (("baseline", baseline), ("candidate", candidate)):
-            command = [sys.executable, "-m", "tests.evaluation.servers", variant]
+            command = [sys.executable, "-m", "tests.evaluation.fixtures.servers", variant]
             if env_dump is not None:
                 command += ["--env-dump", str(env_dump / f"{side}.json")]
             targets[side] = eval_run.stdio_target(loaded, server, versions[side], command, str(ROOT), [])

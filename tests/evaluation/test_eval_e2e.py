@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.evaluation.fake_provider import FakeProvider
 from tests.evaluation.helpers import API_KEY, use_variants, write_config
+from tests.fakes.model_provider import FakeProvider
 from watcher.evaluation.run import REPORT_FILE, run_evaluation
 
 pytestmark = [pytest.mark.timeout(180)]

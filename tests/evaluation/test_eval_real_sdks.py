@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.evaluation.fake_provider import FakeProvider
+from tests.fakes.model_provider import FakeProvider
 from tests.suites.helpers import LIBRARY, library_server, write_config
 from watcher.evaluation.run import run_evaluation
 

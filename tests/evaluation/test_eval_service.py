@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from tests.evaluation.fake_provider import FakeProvider
 from tests.evaluation.helpers import API_KEY, use_variants, write_config
+from tests.fakes.model_provider import FakeProvider
 from watcher.cli import main
 from watcher.config import LoadedConfig
 from watcher.store import Store

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes.mcp_history import MCP_PAGE, McpHistory
 from tests.fakes.registry_server import FIXTURES, FakeRegistry, serve_registry
-from tests.mcp_history import MCP_PAGE, McpHistory
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from tests.mcp_history import MCP_PAGE, _file_version
+from tests.fakes.mcp_history import MCP_PAGE, _file_version
 from tests.reliability.conftest import python_only
 from watcher.cli import main
 from watcher.sources.notices import release_notice

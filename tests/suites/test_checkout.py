@@ -9,8 +9,7 @@ import pytest
 import yaml
 
 from tests.fakes.git_http_server import FakeGitHost
-from tests.suites.gitrepo import bare_clone, commit_all, git, head, new_repo
-from tests.suites.helpers import write_config
+from tests.suites.helpers import bare_clone, commit_all, git, head, new_repo, write_config
 from watcher.config import ConfigError, GitSource, WatcherConfig, parse_config
 from watcher.suites.checkout import cache_dir, checkout, display_url
 from watcher.suites.notices import render

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from starlette.testclient import TestClient
 
-from tests.web.state import NOW
+from tests.web.helpers import NOW
 from watcher.cli import main
 from watcher.config import ConfigError, HttpEndpoint, load_config, parse_config, secret_env_names
 from watcher.health import Readiness, build_app

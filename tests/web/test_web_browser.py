@@ -9,9 +9,9 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.web.browser import CHROMIUM, DESKTOP, NO_BROWSER, PHONE, Site, chromium, overflow, serve
+from tests.web.browser_helpers import CHROMIUM, DESKTOP, NO_BROWSER, PHONE, Site, chromium, overflow, serve
 from tests.web.fixtures.xss_server.xss_server import LOG_PAYLOAD, TOOL_PAYLOAD
-from tests.web.state import NOW, SECRETS, VERSION_PAYLOAD, BuiltState, build_state
+from tests.web.helpers import NOW, SECRETS, VERSION_PAYLOAD, BuiltState, build_state
 from watcher.suites.runner import read_report
 from watcher.web.access import Access
 from watcher.web.context import WebContext, known_secrets

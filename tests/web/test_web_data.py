@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from tests.suites.helpers import library_server
-from tests.web.state import NOW
+from tests.web.helpers import NOW
 from watcher.config import load_config
 from watcher.store import Store
 from watcher.web.context import WebContext

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.service_kit import start_service, wait_until
+from tests.helpers import start_service, wait_until
 from tests.test_service import service_config
 
 pytestmark = pytest.mark.xdist_group("service")
