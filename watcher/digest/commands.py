@@ -15,8 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-from watcher.cli_support import Subparsers, iso_date
-from watcher.config import LoadedConfig, Team, load_config, slack_credentials
+from watcher.cli_support import Subparsers, config_and_state, iso_date
+from watcher.config import LoadedConfig, Team, slack_credentials
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_html, render_markdown
 from watcher.digest.model import iso_week
@@ -64,20 +64,16 @@ def run_digest(args: argparse.Namespace) -> int:
     if args.force and not args.send:
         print("mcp-watcher digest: --force only applies with --send", file=sys.stderr)
         return 2
-    loaded = load_config(getattr(args, "config", None))
-    teams = _teams(loaded, args.team)
-    if teams is None:
-        return 2
-    if not teams:
-        print("mcp-watcher digest: no team has digest: true (name one with --team)", file=sys.stderr)
-        return 0
-    store = Store(loaded.resolve(loaded.config.state))
-    try:
+    with config_and_state(args) as (loaded, store):
+        teams = _teams(loaded, args.team)
+        if teams is None:
+            return 2
+        if not teams:
+            print("mcp-watcher digest: no team has digest: true (name one with --team)", file=sys.stderr)
+            return 0
         if args.send:
             return _send(loaded, store, teams, args)
         return _preview(loaded, store, teams, args)
-    finally:
-        store.close()
 
 
 def _send(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from watcher.notify import keys
 from watcher.store import parse_iso
 from watcher.store_schema import RunRow
 from watcher.web.context import WebContext, age
@@ -195,8 +196,8 @@ def _slack_links(ctx: WebContext, run: RunRow, team: str) -> list[Link]:
 
     links = []
     for label, key in (
-        ("result in Slack", f"run:{run['server']}:{run['sdk_version']}:{team}"),
-        ("the release's thread", f"release:{run['sdk']}:{run['sdk_version']}:{team}"),
+        ("result in Slack", keys.suite_result(run["server"], run["sdk_version"], team)),
+        ("the release's thread", keys.release_alert(run["sdk"], run["sdk_version"], team)),
     ):
         ref = thread_ref(ctx.store, key)
         if ref is not None and ref.url:
