@@ -327,6 +327,13 @@ def _source_health(store: Store, config: WatcherConfig, source: str, error: str 
     )
 
 
+_UNRESOLVED_HELP = {
+    "impossible-date": "Not guessed: the registry page has a date that does not exist. The row stays unresolved "
+    "until the page is corrected.",
+    "*": "Not guessed. Teach watcher/spec/removal.py this shape, or set spec.sep_final if a SEP date is missing.",
+}
+
+
 def _unresolved_alerts(store: Store, config: WatcherConfig, rows: list[dict[str, Any]]) -> int:
     enqueued = 0
     for row in rows:
@@ -341,6 +348,6 @@ def _unresolved_alerts(store: Store, config: WatcherConfig, rows: list[dict[str,
             {"feature": row["feature"], "basis": row["basis"]},
             "Spec registry: earliest removal not computed",
             f"{row['feature']}: “{row['earliest_removal_text']}” — {row['basis']}",
-            "Not guessed. Teach watcher/spec/removal.py this shape, or set spec.sep_final if a SEP date is missing.",
+            _UNRESOLVED_HELP.get(row["shape"], _UNRESOLVED_HELP["*"]),
         )
     return enqueued
