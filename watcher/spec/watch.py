@@ -107,6 +107,13 @@ async def fetch_spec(config: WatcherConfig, store: Store, client: httpx.AsyncCli
     return result
 
 
+async def fetch_spec_online(config: WatcherConfig, store: Store) -> SpecFetch:
+    """``fetch_spec`` over a client of its own (the commands that read the spec outside a poll)."""
+    headers = {"User-Agent": config.http_client.user_agent}
+    async with httpx.AsyncClient(headers=headers, follow_redirects=True) as client:
+        return await fetch_spec(config, store, client)
+
+
 def compute(config: WatcherConfig, fetch: SpecFetch, today: date) -> list[dict[str, Any]]:
     if fetch.registry is None:
         return []
