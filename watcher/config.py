@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from watcher import vault
 from watcher.errors import ConfigError as ConfigError
@@ -33,8 +33,21 @@ class SdkSource(_Strict):
     registry: Registry
     package: str = Field(min_length=1)
     url: str | None = None
-    """The registry's root; the adapter appends its usual paths. None: the ecosystem's default."""
+    """Where the adapter reads the registry (its form per registry: watcher.sources.urls). None: the default."""
     language: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _url_form(cls, value: str | None, info: ValidationInfo) -> str | None:
+        registry = info.data.get("registry")
+        if value is None or registry is None:
+            return value
+        from watcher.sources.urls import url_problem  # late: the sources package imports this module
+
+        problem = url_problem(registry, value)
+        if problem:
+            raise ValueError(problem)
+        return value
 
 
 class ContractSettings(_Strict):

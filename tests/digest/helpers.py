@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
@@ -16,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from watcher import clock
 from watcher.config import LoadedConfig, load_config
 from watcher.digest import commands as digest_commands
 from watcher.spec.calendar import ReleaseCalendar
@@ -28,6 +32,9 @@ from watcher.store import Notice, Store, iso
 
 TODAY = date(2026, 11, 30)  # a Monday
 DIGEST_NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+SPEC_SAVED = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
+"""When the seeded spec copy was saved: within ``spec_poll_minutes`` (360) of DIGEST_NOW, so the digest
+command uses it without reading the spec (the tests stay off the network)."""
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # The registry page in the spec's format: both tables, the three earliest-removal shapes of today's real
@@ -145,7 +152,7 @@ def seed_spec(store: Store, loaded: LoadedConfig, registry_text: str = REGISTRY,
             "registry": registry.to_json(),
             "computed": {row["key"]: row for row in rows},
             "generation": 1,
-            "saved": "2026-11-20T06:00:00Z",
+            "saved": iso(SPEC_SAVED),
         },
     )
     store.set_kv(KV_REVISIONS, [r.to_json() for r in SPEC_RELEASES])
@@ -270,10 +277,28 @@ def build_state(
     return FixedState(loaded, store, rows, tmp_path, run_dir)
 
 
-def cli(argv: list[str]) -> int:
-    """``mcp-watcher … digest …`` through the command's own register(), as watcher/cli.py wires it."""
+@contextmanager
+def clock_at(moment: datetime) -> Iterator[None]:
+    """The watcher's clock (watcher.clock) starts at ``moment`` for the duration."""
+    before = os.environ.get(clock.START_VARIABLE)
+    os.environ[clock.START_VARIABLE] = moment.isoformat()
+    clock._offset.cache_clear()
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(clock.START_VARIABLE, None)
+        else:
+            os.environ[clock.START_VARIABLE] = before
+        clock._offset.cache_clear()
+
+
+def cli(argv: list[str], now: datetime = DIGEST_NOW) -> int:
+    """``mcp-watcher … digest …`` through the command's own register(), as watcher/cli.py wires it, with the
+    watcher's clock at ``now``."""
     parser = argparse.ArgumentParser(prog="mcp-watcher")
     parser.add_argument("--config")
     digest_commands.register(parser.add_subparsers(dest="command", required=True))
     args = parser.parse_args(argv)
-    return int(args.handler(args))
+    with clock_at(now):
+        return int(args.handler(args))

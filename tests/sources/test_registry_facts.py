@@ -15,7 +15,7 @@ from watcher.sources import ADAPTERS, DEFAULT_BASES, REGISTRIES, RegistryInfo, r
 ADAPTER_MODULES = sorted(
     name
     for _, name, _ in pkgutil.iter_modules(watcher.sources.__path__)
-    if name not in ("base", "notices") and not name.startswith("_")  # notices: the new-release alert, no adapter
+    if name not in ("base", "notices", "urls") and not name.startswith("_")  # notices, urls: no adapter
 )
 
 

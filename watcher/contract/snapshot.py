@@ -50,6 +50,7 @@ from watcher.contract.normalize import (
     split_capabilities,
     write_json,
 )
+from watcher.contract.stdout_noise import StdoutNoise, quiet_client_log
 
 ERAS = ("legacy", "modern")
 ERA_CHOICES = ("legacy", "modern", "both")
@@ -256,20 +257,22 @@ def _write_era(era_dir: Path, result: _EraResult) -> None:
 async def _snapshot_era(
     target: SnapshotTarget, era: str, timeout: float, profile: ClientProfile, probe: bool
 ) -> _EraResult:
+    noise = StdoutNoise()
     with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
         try:
             with anyio.fail_after(timeout):
-                return await _connect_and_read(target, era, timeout, errlog, profile, probe)
+                return await _connect_and_read(target, era, timeout, errlog, profile, probe, noise)
         except Exception as exc:  # boundary: any failure of a foreign server is a recorded result
             leaves = list(_leaves(exc))
             failure = next((leaf for leaf in leaves if isinstance(leaf, _EraFailure)), None)
+            timed_out = failure is None and any(isinstance(leaf, TimeoutError) for leaf in leaves)
             if failure is not None:
                 status = failure.status
-            elif any(isinstance(leaf, TimeoutError) for leaf in leaves):
+            elif timed_out:
                 status = f"error: timed out after {timeout:g} s"
             else:
                 status = f"error: {_describe(exc)}"
-            return _EraResult(era, _with_stderr(status, errlog))
+            return _EraResult(era, _with_stderr(noise.status(status, timed_out, timeout), errlog))
 
 
 async def _open_transport(target: SnapshotTarget, stack: AsyncExitStack, timeout: float, errlog: TextIO) -> Any:
@@ -279,18 +282,31 @@ async def _open_transport(target: SnapshotTarget, stack: AsyncExitStack, timeout
         )
         return streamable_http_client(target.url, http_client=http)
     assert target.command
+    quiet_client_log()
+    # "replace": bytes that are no UTF-8 become a line to report, not a decoding error that ends the session.
     params = StdioServerParameters(
-        command=target.command[0], args=list(target.command[1:]), env=target.env, cwd=target.cwd
+        command=target.command[0],
+        args=list(target.command[1:]),
+        env=target.env,
+        cwd=target.cwd,
+        encoding_error_handler="replace",
     )
     return stdio_client(params, errlog=errlog)
 
 
 async def _connect_and_read(
-    target: SnapshotTarget, era: str, timeout: float, errlog: TextIO, profile: ClientProfile, probe: bool
+    target: SnapshotTarget,
+    era: str,
+    timeout: float,
+    errlog: TextIO,
+    profile: ClientProfile,
+    probe: bool,
+    noise: StdoutNoise,
 ) -> _EraResult:
     changed: set[str] = set()
 
     async def on_message(message: Any) -> None:
+        noise.add(message)
         for list_name in _CHANGE_NOTIFICATIONS.get(getattr(message, "method", ""), ()):
             changed.add(list_name)
 

@@ -1,7 +1,9 @@
 """``mcp-watcher digest [--preview | --send] [--force] [--team NAME] [--format slack|markdown|html]
 [--today YYYY-MM-DD] [--out DIR]``.
 
---preview (the default) renders each digest team's digest without sending anything: the text to stdout
+Both read the spec first when the state has no copy of its registry, or one older than
+``schedule.spec_poll_minutes`` (as ``deprecations`` does); a read that fails is named in the digest's
+problems. --preview (the default) renders each digest team's digest without sending anything: the text to stdout
 (or into --out), the timeline PNG into --out (default: the state folder's digests/preview). --send queues
 the digest in the outbox — once per team and ISO week; --force queues it again under a distinct key — and
 delivers the outbox (Slack, or the console without credentials). Exit status: 0 done; 2 bad usage or
@@ -21,6 +23,7 @@ from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_html, render_markdown
 from watcher.digest.model import iso_week
 from watcher.digest.schedule import digest_zone, pictures_dir, queue_digest
+from watcher.digest.sections.changes import fresh_spec_view
 from watcher.digest.slack import slack_messages, slack_payloads
 from watcher.digest.timeline import digest_timeline, write_timeline
 from watcher.notify import keys
@@ -80,8 +83,9 @@ def _send(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.
     now = utcnow()
     today = args.today or now.astimezone(digest_zone(loaded.config.digest)).date()
     watched: list[str] = []
+    spec = fresh_spec_view(loaded.config, store, today, now)
     for team in teams:
-        queued = queue_digest(loaded, store, team, now, today=args.today, force=args.force)
+        queued = queue_digest(loaded, store, team, now, today=args.today, force=args.force, spec=spec)
         if queued is None:
             key = keys.weekly_digest(team.name, iso_week(today))
             print(f"{team.name}: the digest for {iso_week(today)} was already queued (--force sends it again)")
@@ -102,10 +106,12 @@ def _send(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.
 
 
 def _preview(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.Namespace) -> int:
-    today = args.today or utcnow().astimezone(digest_zone(loaded.config.digest)).date()
+    now = utcnow()
+    today = args.today or now.astimezone(digest_zone(loaded.config.digest)).date()
     out_dir: Path = args.out or (pictures_dir(loaded) / "preview")
+    spec = fresh_spec_view(loaded.config, store, today, now)
     for team in teams:
-        digest = build_digest(loaded, store, team.name, today)
+        digest = build_digest(loaded, store, team.name, today, spec=spec)
         stem = f"digest-{team.name}-{digest.week}"
         picture = write_timeline(digest_timeline(digest), out_dir / f"{stem}.png")
         # Inside --out the page refers to the PNG beside it; on stdout, by its full path.

@@ -25,6 +25,7 @@ from watcher.config import ConfigError, DigestSettings, LoadedConfig, Team
 from watcher.digest.build import build_digest
 from watcher.digest.model import iso_week
 from watcher.digest.notices import digest_notices, safe_name
+from watcher.digest.sections.changes import SpecView
 from watcher.digest.timeline import digest_timeline, write_timeline
 from watcher.notify import keys
 from watcher.store import Store, utcnow
@@ -127,10 +128,12 @@ def queue_digest(
     *,
     today: date | None = None,
     force: bool = False,
+    spec: SpecView | None = None,
 ) -> QueuedDigest | None:
     """Queue one team's digest for the ISO week of ``today`` (default: ``now`` in the digest's zone).
 
     None when that week's digest is already in the outbox (unless ``force``: then a distinct key is used).
+    ``spec``: the spec as just read (default: the state's copy).
     """
     now = _aware(now)
     local_today = now.astimezone(digest_zone(loaded.config.digest)).date()
@@ -141,7 +144,7 @@ def queue_digest(
         return None
     key = keys.forced_digest(team.name, week, now) if force else base
     until = now if today == local_today else datetime.combine(today + timedelta(days=1), time(), tzinfo=UTC)
-    digest = build_digest(loaded, store, team.name, today, until=until)
+    digest = build_digest(loaded, store, team.name, today, until=until, spec=spec)
     picture = write_timeline(digest_timeline(digest), pictures_dir(loaded) / f"{safe_name(key)}.png")
     notices = digest_notices(digest, key, picture)
     with store.transaction():

@@ -24,7 +24,8 @@ github     ``https://api.github.com``                  ``<root>/repos/<owner>/<r
 
 Adding a registry: write ``watcher/sources/<name>.py`` with ``REGISTRY = RegistryInfo(...)``, a
 typed model of the registry's response, ``default_base()`` and ``async def fetch(http, source) ->
-list[Release]``; add a version scheme to ``watcher/schemes.py`` if none fits; list the module below
+list[Release]``; say what its ``url:`` is (and refuse its clearly wrong forms) in ``watcher/sources/urls.py``;
+add a version scheme to ``watcher/schemes.py`` if none fits; list the module below
 and its name in ``watcher.config.Registry``; add recorded or documented-format
 fixtures under ``tests/fixtures/registries/<name>/`` and a test against the fake registry server.
 """

@@ -18,11 +18,9 @@ import sys
 import textwrap
 from typing import Any
 
-import httpx
-
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
 from watcher.config import WatcherConfig
-from watcher.spec.watch import SpecFetch, compute, fetch_spec
+from watcher.spec.watch import SpecFetch, compute, fetch_spec, fetch_spec_online
 from watcher.store import Store
 from watcher.timefmt import today_utc
 
@@ -74,9 +72,7 @@ def run_deprecations(args: argparse.Namespace) -> int:
 async def _fetch(config: WatcherConfig, store: Store, offline: bool) -> SpecFetch:
     if offline:
         return await fetch_spec(config, store, None)
-    headers = {"User-Agent": config.http_client.user_agent}
-    async with httpx.AsyncClient(headers=headers, follow_redirects=True) as client:
-        return await fetch_spec(config, store, client)
+    return await fetch_spec_online(config, store)
 
 
 def _notes(fetch: SpecFetch) -> list[str]:

@@ -7,7 +7,9 @@ The "Earliest removal" cell is free text. Shapes understood (case-insensitive, a
 - ``<N> months after SEP-<n> reaches Final`` (N in digits or words): the SEP's Final date + N months.
 - an empty cell: the policy, 12 months after the release of the "Deprecated in" revision.
 
-Anything else is unresolved, with "unknown shape: <text>" as its basis: never guessed. The earliest removal
+Anything else is unresolved, with "unknown shape: <text>" as its basis: never guessed. So is a row with a
+date that does not exist (``2025-11-31``) in its "Deprecated in", "Earliest removal" or "Removed in" cell: its
+basis names the row's line, the cell and the date. The earliest removal
 is the first revision released (actual) or projected (calendar) on or after the window's end. The policy's
 floors are checked against the window's start (the release of the "Deprecated in" revision): under 90 days
 is flagged inconsistent; under 12 months is flagged as needing a security exception.
@@ -45,6 +47,13 @@ MONTHS_AFTER_SEP = re.compile(
     re.IGNORECASE,
 )
 
+DATE_SHAPED = re.compile(r"(?<!\d)\d{4}-\d{2}-\d{2}(?!\d)")
+DATE_CELLS = (
+    ("Deprecated in", "deprecated_in"),
+    ("Earliest removal", "earliest_removal_text"),
+    ("Removed in", "removed_in"),
+)
+
 _UNITS = [
     "zero",
     "one",
@@ -80,6 +89,17 @@ def count_of(text: str) -> int | None:
     tens, _, unit = word.partition("-")
     if tens in _TENS and (not unit or unit in _UNITS[1:10]):
         return _TENS[tens] + (_UNITS.index(unit) if unit else 0)
+    return None
+
+
+def impossible_date(row: RegistryRow) -> str | None:
+    """The first YYYY-MM-DD in a date cell of the row that is no date (2025-11-31), as a problem naming it."""
+    for title, attribute in DATE_CELLS:
+        for text in DATE_SHAPED.findall(getattr(row, attribute)):
+            try:
+                date.fromisoformat(text)
+            except ValueError as exc:
+                return f'line {row.line}, cell "{title}": {text} is not a date ({exc})'
     return None
 
 
@@ -139,6 +159,8 @@ class _Resolver:
 
     def _window(self, row: RegistryRow, visiting: tuple[RegistryRow, ...]) -> _Window:
         text = " ".join(row.earliest_removal_text.split())
+        if problem := impossible_date(row):
+            return _Window(None, problem, "impossible-date")
         if row.state == "removed" and row.removed_in:
             return self._removed_in(row)
         if not text:

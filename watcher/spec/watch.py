@@ -107,6 +107,13 @@ async def fetch_spec(config: WatcherConfig, store: Store, client: httpx.AsyncCli
     return result
 
 
+async def fetch_spec_online(config: WatcherConfig, store: Store) -> SpecFetch:
+    """``fetch_spec`` over a client of its own (the commands that read the spec outside a poll)."""
+    headers = {"User-Agent": config.http_client.user_agent}
+    async with httpx.AsyncClient(headers=headers, follow_redirects=True) as client:
+        return await fetch_spec(config, store, client)
+
+
 def compute(config: WatcherConfig, fetch: SpecFetch, today: date) -> list[dict[str, Any]]:
     if fetch.registry is None:
         return []
@@ -327,6 +334,13 @@ def _source_health(store: Store, config: WatcherConfig, source: str, error: str 
     )
 
 
+_UNRESOLVED_HELP = {
+    "impossible-date": "Not guessed: the registry page has a date that does not exist. The row stays unresolved "
+    "until the page is corrected.",
+    "*": "Not guessed. Teach watcher/spec/removal.py this shape, or set spec.sep_final if a SEP date is missing.",
+}
+
+
 def _unresolved_alerts(store: Store, config: WatcherConfig, rows: list[dict[str, Any]]) -> int:
     enqueued = 0
     for row in rows:
@@ -341,6 +355,6 @@ def _unresolved_alerts(store: Store, config: WatcherConfig, rows: list[dict[str,
             {"feature": row["feature"], "basis": row["basis"]},
             "Spec registry: earliest removal not computed",
             f"{row['feature']}: “{row['earliest_removal_text']}” — {row['basis']}",
-            "Not guessed. Teach watcher/spec/removal.py this shape, or set spec.sep_final if a SEP date is missing.",
+            _UNRESOLVED_HELP.get(row["shape"], _UNRESOLVED_HELP["*"]),
         )
     return enqueued
