@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.digest.state import clock_at
+from tests.digest.helpers import clock_at
 from tests.fakes.github_server import FakeGitHub
 from tests.spec.helpers import REGISTRY_PATH, REPO, fixture, poll, serve_spec, spec_config
 from watcher.cli import main
