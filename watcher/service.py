@@ -158,8 +158,8 @@ class Service:
                 )
 
     def run_suites(self) -> None:
-        if process_queue(self.loaded, self.store, self.stop):
-            self.deliver()
+        # Each threaded result goes out as its run finishes, not when the whole queue is done.
+        process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.deliver())
 
     def send_digest(self) -> None:
         queued = send_due_digests(self.loaded, self.store)

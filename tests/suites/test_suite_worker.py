@@ -68,6 +68,24 @@ def test_process_queue_finishes_runs_and_enqueues_threaded_replies(tmp_path: Pat
     assert process_queue(loaded, store) == []  # nothing left; a second pass does no work
 
 
+def test_each_result_is_handed_on_as_its_run_finishes_not_when_the_queue_is_empty(tmp_path: Path):
+    loaded = write_config(tmp_path, [missing_project("a"), missing_project("b")], tmp_path / "envs", concurrency=1)
+    store = Store(tmp_path / "state.db")
+    queue_for_release(loaded, store, "python", "2.4.0b1", prerelease=True)
+    seen: list[tuple[str, list[str], int]] = []
+
+    def on_result(outcome: dict) -> None:
+        # At this moment the run's own reply is queued, and the other run is still waiting or not done.
+        queued = sorted(r["key"] for r in store.outbox())
+        seen.append((outcome["server"], queued, len(store.runs(status="done"))))
+
+    outcomes = process_queue(loaded, store, on_result=on_result)
+    assert [server for server, _, _ in seen] == [o["server"] for o in outcomes] and len(seen) == 2
+    first, second = seen
+    assert first[1] == [f"run:{first[0]}:2.4.0b1:books"] and first[2] == 1
+    assert len(second[1]) == 2 and second[2] == 2
+
+
 def test_a_stopped_worker_claims_nothing(tmp_path: Path):
     loaded = write_config(tmp_path, [missing_project("a")], tmp_path / "envs")
     store = Store(tmp_path / "state.db")

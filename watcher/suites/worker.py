@@ -12,6 +12,7 @@ import json
 import logging
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
@@ -134,11 +135,17 @@ def _rewrite_report_file(report: dict[str, Any]) -> None:
             (run_dir / REPORT_FILE).write_text(json.dumps(report, indent=2, default=str), encoding="utf-8")
 
 
-def process_queue(loaded: LoadedConfig, store: Store, stop: threading.Event | None = None) -> list[dict[str, Any]]:
+def process_queue(
+    loaded: LoadedConfig,
+    store: Store,
+    stop: threading.Event | None = None,
+    on_result: Callable[[dict[str, Any]], None] | None = None,
+) -> list[dict[str, Any]]:
     """Run queued checks, at most `suites.concurrency` at once, until the queue is empty or `stop` is set.
 
     Returns one outcome per run finished here: run_id, server, sdk_version, verdict, seconds, report,
-    notice (the outbox key).
+    notice (the outbox key). `on_result` is called with each outcome as its run finishes (the service
+    delivers the threaded result then, not when the whole queue is done).
     """
     limit = loaded.config.suites.concurrency
     outcomes: list[dict[str, Any]] = []
@@ -162,9 +169,13 @@ def process_queue(loaded: LoadedConfig, store: Store, stop: threading.Event | No
             done, running = _wait_some(running)
             for future in done:
                 try:
-                    outcomes.append(future.result())
+                    outcome = future.result()
                 except Exception:  # the store failed under a run: log it, keep draining the queue
                     log.exception("a suite run could not be recorded")
+                    continue
+                outcomes.append(outcome)
+                if on_result is not None:
+                    on_result(outcome)
 
 
 def _wait_some(futures: set[Future[dict[str, Any]]]) -> tuple[set[Future[dict[str, Any]]], set[Future[dict[str, Any]]]]:
