@@ -91,3 +91,54 @@ def test_outbox_backlog_counts_pending_and_failed_notices(store: Store) -> None:
     assert backlog.oldest_pending is not None and backlog.oldest_pending.isoformat() == rows["a"]["created"].replace(
         "Z", "+00:00"
     )
+
+
+def test_threads_sharing_the_store_never_trip_over_each_others_transactions(tmp_path: Path) -> None:
+    # Two poll jobs write in transactions while others read (the calendar-aware polling runs two poll jobs);
+    # sqlite-utils opens a savepoint for every read, so an unlocked read once broke a writer's BEGIN.
+    import threading
+    from datetime import UTC, datetime
+
+    from watcher.store_schema import VersionRow
+
+    store = Store(tmp_path / "state.db")
+    errors: list[str] = []
+
+    def writer(source: str) -> None:
+        try:
+            for number in range(150):
+                with store.transaction():
+                    store.add_version(
+                        VersionRow(
+                            sdk=source,
+                            registry="pypi",
+                            package="mcp",
+                            version=f"1.{number}.0",
+                            prerelease=0,
+                            yanked=0,
+                            published=None,
+                            first_seen="2026-12-03T12:00:00Z",
+                            baseline=1,
+                        )
+                    )
+                    store.record_poll(source, "sdk", datetime(2026, 12, 3, 12, tzinfo=UTC), True, None)
+        except Exception as exc:  # collected: the assertion below names it
+            errors.append(repr(exc))
+
+    def reader() -> None:
+        try:
+            for _ in range(600):
+                store.get_kv("anything")
+                store.last_polls()
+                store.known_versions("a", "mcp")
+        except Exception as exc:
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=writer, args=(s,)) for s in ("a", "b")]
+    threads += [threading.Thread(target=reader) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=120)
+    assert errors == []
+    assert len(store.known_versions("a", "mcp")) == 150 and len(store.known_versions("b", "mcp")) == 150

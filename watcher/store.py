@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -47,6 +47,30 @@ from watcher.timefmt import utcnow as utcnow
 _PENDING = ("queued", "sending", "posted")
 
 
+class _LockedDatabase(sqlite_utils.Database):
+    """sqlite-utils on a connection that several threads share: every statement holds the store's lock.
+
+    sqlite-utils wraps each read in a SAVEPOINT, which opens a transaction on the shared connection; a read
+    from one thread while another starts `BEGIN IMMEDIATE` would fail ("cannot start a transaction within a
+    transaction") or land inside the other's transaction. Reads are therefore fetched whole under the lock.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, lock: threading.RLock) -> None:
+        self._store_lock = lock  # before super().__init__, which already executes statements
+        super().__init__(conn)
+
+    def query(
+        self, sql: str, params: Sequence[Any] | dict[str, Any] | None = None
+    ) -> Generator[dict[Any, Any], None, None]:
+        with self._store_lock:
+            rows = list(super().query(sql, params))
+        yield from rows
+
+    def execute(self, sql: str, parameters: Sequence[Any] | dict[str, Any] | None = None) -> sqlite3.Cursor:
+        with self._store_lock:
+            return super().execute(sql, parameters)
+
+
 class Store:
     """The service's state. One instance per process; safe to share across threads."""
 
@@ -65,8 +89,8 @@ class Store:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA busy_timeout=30000")
-        self.db = sqlite_utils.Database(conn)
         self._lock = threading.RLock()
+        self.db = _LockedDatabase(conn, self._lock)
         self.migrate()
 
     def close(self) -> None:
