@@ -57,8 +57,9 @@ class Service:
 
     # --- jobs ----------------------------------------------------------------------------------------
 
-    def poll_sdks(self, only: tuple[str, ...] | None = None) -> None:
-        """Poll every SDK source, or only the ones named (the calendar-aware groups)."""
+    def poll_sdks(self, only: tuple[str, ...] | None = None, job: str = "poll_sdks") -> None:
+        """Poll every SDK source, or only the ones named (the calendar-aware groups); `job` names the
+        scheduler job whose unfinished work (failed sources) `run --once` reports."""
         loaded = self.loaded
         if only is not None:
             config = loaded.config.model_copy(update={"sdks": [s for s in loaded.config.sdks if s.name in only]})
@@ -74,7 +75,6 @@ class Service:
             len(result.failed),
             " (baseline taken)" if result.baseline else "",
         )
-        job = "poll_sdks" if only is None else "poll_window_sdks"
         if result.failed:
             self.partial[job] = "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed)
         else:
@@ -107,7 +107,7 @@ class Service:
     def poll_window_sdks(self) -> None:
         """The window SDKs' poll; it re-plans its own next run from the calendar each time."""
         try:
-            self.poll_sdks(self.budget.window_sources)
+            self.poll_sdks(self.budget.window_sources, job="poll_window_sdks")
         finally:
             self.replan_window_polls()
 
