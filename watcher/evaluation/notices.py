@@ -8,6 +8,7 @@ from watcher.config import LoadedConfig
 from watcher.notify import blocks as kit
 from watcher.notify import keys
 from watcher.store import Notice
+from watcher.suites.notices import beta_thread_reply
 
 MAX_LISTED = 12
 ICONS = {
@@ -121,16 +122,14 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 
 def evaluation_notice(loaded: LoadedConfig, report: dict[str, Any], threaded: bool = True) -> Notice:
     """The result as a reply in the thread of the beta's alert for the server's team."""
-    config = loaded.config
-    server = config.server(report["server"])
-    team = config.team(server.team)
     text, blocks = render(report)
-    return Notice(
-        key=keys.evaluation_result(server.name, report["candidate_version"], team.name),
-        team=team.name,
-        channel=team.slack_channel,
-        kind="evaluation_result",
-        text=text,
-        blocks=blocks,
-        thread_of=keys.release_alert(server.sdk, report["candidate_version"], team.name) if threaded else None,
+    return beta_thread_reply(
+        loaded,
+        report["server"],
+        report["candidate_version"],
+        keys.evaluation_result,
+        "evaluation_result",
+        text,
+        blocks,
+        threaded=threaded,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from watcher.config import LoadedConfig
@@ -185,16 +186,33 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 
 def result_notice(loaded: LoadedConfig, report: dict[str, Any]) -> Notice:
     """The result as a reply in the thread of the beta's alert for the server's team."""
-    config = loaded.config
-    server = config.server(report["server"])
-    team = config.team(server.team)
     text, blocks = render(report)
+    return beta_thread_reply(
+        loaded, report["server"], report["sdk_version"], keys.suite_result, "suite_result", text, blocks
+    )
+
+
+def beta_thread_reply(
+    loaded: LoadedConfig,
+    server_name: str,
+    version: str,
+    key_of: Callable[[str, str, str], str],
+    kind: str,
+    text: str,
+    blocks: list[dict[str, Any]],
+    *,
+    threaded: bool = True,
+) -> Notice:
+    """A notice about one server on one SDK version to its team, in the thread of that version's alert."""
+    config = loaded.config
+    server = config.server(server_name)
+    team = config.team(server.team)
     return Notice(
-        key=keys.suite_result(server.name, report["sdk_version"], team.name),
+        key=key_of(server.name, version, team.name),
         team=team.name,
         channel=team.slack_channel,
-        kind="suite_result",
+        kind=kind,
         text=text,
         blocks=blocks,
-        thread_of=keys.release_alert(server.sdk, report["sdk_version"], team.name),
+        thread_of=keys.release_alert(server.sdk, version, team.name) if threaded else None,
     )
