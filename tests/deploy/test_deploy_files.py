@@ -34,6 +34,8 @@ import httpx
 import pytest
 import yaml
 
+from tests.helpers import SERVICE_CLOCK_START
+from watcher.clock import START_VARIABLE
 from watcher.config import WatcherConfig, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -855,7 +857,15 @@ def test_the_service_starts_on_the_container_config_and_answers_health_probes(tm
     config_path = tmp_path / "watcher.yaml"
     config_path.write_text(yaml.safe_dump(data, sort_keys=False))
     port = _free_port()
-    env = {"PATH": os.environ.get("PATH", os.defpath), "HOME": str(tmp_path), "LANG": "C.UTF-8", "MPLBACKEND": "Agg"}
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(tmp_path),
+        "LANG": "C.UTF-8",
+        "MPLBACKEND": "Agg",
+        # The service's clock is pinned like every service test's: no digest falls due at start, whatever
+        # day the suite runs (on a real Monday-to-Thursday it drew a first timeline in a fresh HOME).
+        START_VARIABLE: SERVICE_CLOCK_START,
+    }
     log = tmp_path / "service.log"
     with open(log, "w") as out:
         process = subprocess.Popen(
@@ -885,7 +895,11 @@ def test_the_service_starts_on_the_container_config_and_answers_health_probes(tm
         assert metrics.status_code == 200 and "mcp_watcher_outbox_depth" in metrics.text
         assert (volume / "watcher.db").exists(), "state is written where the config says"
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=60) == 0, log.read_text()[-3000:]
+        try:
+            code = process.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"no stop within 60 s of SIGTERM; log:\n{log.read_text()[-3000:]}") from None
+        assert code == 0, log.read_text()[-3000:]
         lines = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
         assert any(entry["message"] == "stopped cleanly" for entry in lines), "log.json: true gives JSON lines"
     finally:
