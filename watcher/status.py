@@ -7,48 +7,36 @@ from typing import Any
 from watcher import clock
 from watcher.cadence import current_cadence, plan_budget
 from watcher.config import LoadedConfig
+from watcher.figures import SourceFigures, status_figures
 from watcher.store import Store
-from watcher.timefmt import parse_iso, utcnow
-from watcher.versions import sort_key
+from watcher.timefmt import parse_iso
 
 
-def newest(store: Store, sdk: str, registry: str, prerelease: bool) -> str | None:
-    rows = [r for r in store.versions_of(sdk) if bool(r["prerelease"]) == prerelease and not r["yanked"]]
-    if not rows:
-        return None
-    return max(rows, key=lambda r: sort_key(registry, r["version"]))["version"]
+def source_json(source: SourceFigures) -> dict[str, Any]:
+    """One source's figures as `status --json` and `/api/status` print them."""
+    return {
+        "sdk": source.name,
+        "registry": source.registry,
+        "package": source.package,
+        "last_poll": source.last_poll,
+        "ok": source.ok,
+        "error": source.error,
+        "newest_stable": source.newest_stable,
+        "newest_prerelease": source.newest_prerelease,
+        "older_prerelease": source.older_prerelease,
+        "versions_seen": source.versions_seen,
+    }
 
 
 def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     config = loaded.config
-    polls = {p["source"]: p for p in store.last_polls()}
-    sources = []
-    for sdk in config.sdks:
-        poll = polls.get(sdk.name)
-        stable = newest(store, sdk.name, sdk.registry, False)
-        pre = newest(store, sdk.name, sdk.registry, True)
-        older_pre = None
-        if pre and stable and sort_key(sdk.registry, pre) < sort_key(sdk.registry, stable):
-            pre, older_pre = None, pre  # mcp 2.0.0rc1 beside 2.3.0 is history, not the newest pre-release
-        sources.append(
-            {
-                "sdk": sdk.name,
-                "registry": sdk.registry,
-                "package": sdk.package,
-                "last_poll": poll["finished"] if poll else None,
-                "ok": bool(poll["ok"]) if poll else None,
-                "error": poll["error"] if poll else None,
-                "newest_stable": stable,
-                "newest_prerelease": pre,
-                "older_prerelease": older_pre,
-                "versions_seen": len(store.versions_of(sdk.name)),
-            }
-        )
-    pending = store.outbox(statuses=("queued", "sending", "posted"))
+    figures = status_figures(config, store)
     failed = store.outbox(statuses=("failed",))
-    oldest = min((moment for r in pending if (moment := parse_iso(r["created"]))), default=None)
+    oldest = parse_iso(figures.outbox.oldest_pending)
     last_runs: dict[str, dict[str, Any] | None] = {}
     runs = {
+        "queued_count": figures.runs.queued,
+        "running_count": figures.runs.running,
         "queued": [f"{r['server']} @ {r['sdk_version']}" for r in store.runs(status="queued")],
         "running": [f"{r['server']} @ {r['sdk_version']}" for r in store.runs(status="running")],
         "last": last_runs,
@@ -69,13 +57,20 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
         "state": str(store.path),
         "polling": {**budget.as_json(), "now": current_cadence(loaded, store, budget, clock.now()).as_json()},
         "protection": protection_status(loaded),
-        "delivery": {**destination.to_json(), "console_notices": len(store.outbox(statuses=("console",)))},
-        "sources": sources,
+        "delivery": {**destination.to_json(), "console_notices": figures.outbox.console},
+        "sources": [source_json(s) for s in figures.sources],
+        "spec": {
+            "last_poll": figures.spec.last_poll,
+            "ok": figures.spec.ok,
+            "error": figures.spec.error,
+            "registry_url": figures.spec.package,
+        },
         "runs": runs,
         "outbox": {
-            "pending": len(pending),
-            "failed": len(failed),
-            "oldest_pending_seconds": int((utcnow() - oldest).total_seconds()) if oldest else None,
+            "pending": figures.outbox.pending,
+            "failed": figures.outbox.failed,
+            "oldest_pending": figures.outbox.oldest_pending,
+            "oldest_pending_seconds": int((clock.now() - oldest).total_seconds()) if oldest else None,
             "failed_keys": [{"key": r["key"], "error": r["last_error"]} for r in failed],
         },
     }
@@ -104,6 +99,14 @@ def _pre(source: dict[str, Any]) -> str:
     return "-"
 
 
+def _health(source: dict[str, Any]) -> str:
+    if source["last_poll"] is None:
+        return "never polled"
+    if source["ok"]:
+        return f"ok at {source['last_poll']}"
+    return f"FAILED at {source['last_poll']}: {source['error']}"
+
+
 def render_status(status: dict[str, Any]) -> str:
     lines = [f"state: {status['state']}"]
     delivery = status.get("delivery")
@@ -115,24 +118,23 @@ def render_status(status: dict[str, Any]) -> str:
                 f"  {delivery['console_notices']} notice(s) were only printed to the console: "
                 "`mcp-watcher outbox --resend-console` posts them"
             )
-    lines += ["", "POLLING", *_polling_lines(status["polling"]), "", "SOURCES"]
+    lines += ["", "POLLING", *_polling_lines(status["polling"])]
     protection = status.get("protection")
     if protection:
         lines.append(f"protection: {protection['process_text']}")
         lines.append(f"suite sandbox: {protection['suite_sandbox_text']}")
     lines += ["", "SOURCES"]
     for s in status["sources"]:
-        if s["last_poll"] is None:
-            health = "never polled"
-        elif s["ok"]:
-            health = f"ok at {s['last_poll']}"
-        else:
-            health = f"FAILED at {s['last_poll']}: {s['error']}"
+        health = _health(s)
         lines.append(f"  {s['sdk']:22} {s['registry']:9} {s['package']}")
         lines.append(
             f"      {health}; newest stable {s['newest_stable'] or '-'}, "
             f"newest pre-release {_pre(s)} ({s['versions_seen']} versions seen)"
         )
+    spec = status.get("spec")
+    if spec:
+        lines.append(f"  {'spec':22} {'spec':9} {spec['registry_url']}")
+        lines.append(f"      {_health(spec)}")
     runs = status["runs"]
     lines += ["", "SUITE RUNS", f"  queued: {', '.join(runs['queued']) or 'none'}"]
     if runs["running"]:

@@ -33,6 +33,7 @@ from watcher.store_schema import (
     PollRow,
     RunCell,
     RunRow,
+    RunTally,
     SourcePolls,
     StoredOutboxRow,
     VerdictFigures,
@@ -456,6 +457,57 @@ class Store:
             self.db.query("select min(created) as at from outbox where status in ('queued','sending','posted')")
         )
         return parse_iso(rows[0]["at"]) if rows else None
+
+    def run_status_counts(self) -> dict[str, int]:
+        """Runs per status (queued, running, done)."""
+        rows = self.db.query("select status, count(*) as n from runs group by status")
+        return {str(r["status"]): int(r["n"]) for r in rows}
+
+    def latest_run_cells(self, servers: Sequence[str] | None = None) -> list[RunCell]:
+        """The newest run of each (server, SDK version), of any trigger, for these servers (None: all), in one
+        query that the (server, sdk_version, id) index answers without reading a report."""
+        where, params = "", list(servers or [])
+        if servers is not None:
+            where = f"where server in ({', '.join('?' * len(params))})" if params else "where 0"
+        return [
+            cast(RunCell, row)
+            for row in self.db.query(
+                "select r.id, r.server, r.sdk, r.sdk_version, r.trigger, r.status, r.verdict, r.queued, r.started, "
+                "r.finished from runs r join "
+                f"(select max(id) as id from runs {where} group by server, sdk_version) latest on r.id = latest.id "
+                "order by r.id",
+                params,
+            )
+        ]
+
+    def latest_run_tally(self) -> list[RunTally]:
+        """How many (server, SDK version) pairs have their newest run in each status and verdict, per server."""
+        rows = self.db.query(
+            "select r.server, r.sdk, r.status, r.verdict, count(*) as n from runs r join "
+            "(select max(id) as id from runs group by server, sdk_version) latest on r.id = latest.id "
+            "group by r.server, r.sdk, r.status, r.verdict"
+        )
+        return [cast(RunTally, row) for row in rows]
+
+    def tested_versions(self) -> dict[str, set[str]]:
+        """SDK → every version some server was run against."""
+        tested: dict[str, set[str]] = {}
+        for row in self.db.query("select distinct sdk, sdk_version from runs"):
+            tested.setdefault(str(row["sdk"]), set()).add(str(row["sdk_version"]))
+        return tested
+
+    def run_refs(self, statuses: tuple[str, ...], limit: int, newest_first: bool = False) -> list[RunCell]:
+        """Runs in these statuses without their reports, oldest first (or newest first), at most ``limit``."""
+        marks = ", ".join("?" * len(statuses))
+        order = "desc" if newest_first else "asc"
+        return [
+            cast(RunCell, row)
+            for row in self.db.query(
+                "select id, server, sdk, sdk_version, trigger, status, verdict, queued, started, finished from runs "
+                f"where status in ({marks}) order by id {order} limit ?",
+                [*statuses, limit],
+            )
+        ]
 
 
 def _where(*conditions: tuple[str, str | None]) -> tuple[str, list[str]]:

@@ -115,7 +115,18 @@ def _m2_dispatched_runs(db: sqlite_utils.Database) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_dispatched_runs]
+def _m3_status_matrix_indexes(db: sqlite_utils.Database) -> None:
+    """The status matrix reads the latest run of each (server, SDK version), optionally for some servers only:
+    one index answers both the grouping and the filter without reading the reports."""
+    db.table("runs").create_index(["server", "sdk_version", "id"], index_name="runs_server_version_id")
+    db.table("runs").create_index(["sdk", "sdk_version"], index_name="runs_sdk_version")
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
+    _m1_initial,
+    _m2_dispatched_runs,
+    _m3_status_matrix_indexes,
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -244,6 +255,16 @@ class RunCell(TypedDict):
     queued: str
     started: str | None
     finished: str | None
+
+
+class RunTally(TypedDict):
+    """How many (server, SDK version) pairs of one server have their newest run in this status and verdict."""
+
+    server: str
+    sdk: str
+    status: str
+    verdict: str | None
+    n: int
 
 
 # --- figures: counts the health endpoints read --------------------------------------------------------

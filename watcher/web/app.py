@@ -4,7 +4,8 @@ function (Starlette runs it in its thread pool): reading SQLite and drawing the 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
@@ -12,14 +13,15 @@ from urllib.parse import parse_qs
 import jinja2
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from watcher.web.access import COOKIE, Access, TokenGate, safe_next
+from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
 from watcher.web.deprecations import collect_deprecations, timeline_png
-from watcher.web.overview import STATES, collect_overview
+from watcher.web.overview import STATES, Overview, collect_overview
 from watcher.web.run_page import collect_run
 
 HERE = Path(__file__).resolve().parent
@@ -45,11 +47,52 @@ def templates() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.globals["STATES"] = STATES
+    env.globals["row_cells"] = row_cells
     return env
 
 
 def as_json(value: Any) -> Any:
     return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
+
+
+def stream_overview(overview: Overview) -> Iterator[bytes]:
+    """`/api/status` as JSON, written as it goes: everything but the matrices in one piece, then one server's
+    row at a time (a thousand servers are never one string in memory). The same object `as_json` would give."""
+    head = {f.name: as_json(getattr(overview, f.name)) for f in dataclasses.fields(overview) if f.name != "matrices"}
+    yield json.dumps(head, ensure_ascii=False)[:-1].encode() + b', "matrices": ['
+    for i, matrix in enumerate(overview.matrices):
+        top = {
+            "sdk": matrix.sdk,
+            "registry": matrix.registry,
+            "package": matrix.package,
+            "columns": [dataclasses.asdict(c) for c in matrix.columns],
+        }
+        yield (b", " if i else b"") + json.dumps(top, ensure_ascii=False)[:-1].encode() + b', "teams": ['
+        for j, team in enumerate(matrix.teams):
+            yield (b", " if j else b"") + json.dumps({"team": team.team})[:-1].encode() + b', "servers": ['
+            for k, row in enumerate(team.servers):
+                cells = [
+                    {
+                        "version": c.version,
+                        "state": c.state,
+                        "run_id": c.run_id,
+                        "age": c.age,
+                        "at": c.at,
+                        "trigger": c.trigger,
+                    }
+                    for c in row.cells
+                ]
+                line = json.dumps({"server": row.server, "team": row.team, "cells": cells}, ensure_ascii=False)
+                yield (b", " if k else b"") + line.encode()
+            yield b"]}"
+        yield b"]}"
+    yield b"]}"
+
+
+def _selection(request: Request) -> dict[str, Any]:
+    """The view's team filter and server search from the query string (empty: every server)."""
+    team = (request.query_params.get("team") or "").strip() or None
+    return {"team": team, "query": (request.query_params.get("q") or "")[:200]}
 
 
 class Pages:
@@ -64,10 +107,14 @@ class Pages:
         return HTMLResponse(html, status_code=status_code, headers=SECURITY_HEADERS)
 
     def index(self, request: Request) -> Response:
-        return self.render("index.html", page="matrix", overview=collect_overview(self.ctx))
+        overview = collect_overview(self.ctx, **_selection(request))
+        return self.render("index.html", page="matrix", overview=overview)
 
     def api_status(self, request: Request) -> Response:
-        return JSONResponse(as_json(collect_overview(self.ctx)), headers={"Cache-Control": "no-store"})
+        overview = collect_overview(self.ctx, **_selection(request), fold=False)
+        return StreamingResponse(
+            stream_overview(overview), media_type="application/json", headers={"Cache-Control": "no-store"}
+        )
 
     def run(self, request: Request) -> Response:
         run = collect_run(self.ctx, int(request.path_params["run_id"]))

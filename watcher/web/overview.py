@@ -1,23 +1,30 @@
-"""The data of `/` and `/api/status`: sources, the server × SDK-version matrix, the queue, the outbox, the outlook.
+"""The data of `/` and `/api/status`: the server × SDK-version matrix first, then the outlook, the queue, the
+outbox, and the sources in one line of counts.
 
-Everything is read in a few whole-table queries (no query per cell), so the page stays fast with hundreds of
-servers and versions.
+The matrix is one query (the latest run of each server and version, of any trigger, which an index answers);
+the figures shared with `mcp-watcher status` come from `watcher.figures`. Above `FOLD_AT` servers the matrix
+folds to one line per team (counted in SQL), each linking to that team's own matrix (`/?team=NAME`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
-from typing import Literal
 
 from watcher.config import Server
+from watcher.figures import SourceFigures, StatusFigures, status_figures
 from watcher.store import iso, parse_iso
 from watcher.store_schema import RunCell, VersionRow
 from watcher.versions import sort_key
 from watcher.web.context import WebContext, age
 
 STATES = ("pass", "fail", "error", "interrupted", "running", "queued", "not-run")
+FOLD_AT = 150
+"""More servers than this in one view: one summary line per team instead of every row."""
+LIST_LIMIT = 20
+"""Runs listed per kind (queued, running, recent) on the page; the counts are always whole."""
 
 
 @dataclass(frozen=True)
@@ -28,6 +35,8 @@ class Cell:
     run_id: int | None
     age: str
     at: str | None
+    trigger: str = ""
+    """What queued the run, in a word (`trigger_label`)."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +70,27 @@ class SdkMatrix:
 
 
 @dataclass(frozen=True)
+class TeamSummary:
+    """A folded team: how many of its cells are in each state (every SDK's matrix together)."""
+
+    team: str
+    servers: int
+    counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class Selection:
+    team: str | None
+    query: str
+    shown: int
+    """Servers in this view."""
+    total: int
+    folded: bool
+    teams: list[str]
+    """Every team with servers (the filter's choices)."""
+
+
+@dataclass(frozen=True)
 class SourceStatus:
     sdk: str
     registry: str
@@ -71,7 +101,25 @@ class SourceStatus:
     error: str | None
     newest_stable: str | None
     newest_prerelease: str | None
+    older_prerelease: str | None
     versions_seen: int
+
+
+@dataclass(frozen=True)
+class FailGroup:
+    """Sources that failed with the same error, named together."""
+
+    error: str
+    sources: list[str]
+
+
+@dataclass(frozen=True)
+class SourcesLine:
+    total: int
+    ok: int
+    failing: int
+    never: int
+    groups: list[FailGroup]
 
 
 @dataclass(frozen=True)
@@ -81,6 +129,13 @@ class RunRef:
     sdk_version: str
     state: str
     age: str
+    trigger: str = ""
+
+
+@dataclass(frozen=True)
+class RunCounts:
+    queued: int
+    running: int
 
 
 @dataclass(frozen=True)
@@ -93,6 +148,7 @@ class FailedNotice:
 class OutboxStatus:
     pending: int
     failed: int
+    console: int
     oldest_pending_age: str
     failed_notices: list[FailedNotice]
 
@@ -100,24 +156,40 @@ class OutboxStatus:
 @dataclass(frozen=True)
 class Outlook:
     today: str
+    registry_known: bool
+    """False: the spec registry was never read, so "no removal" would be a false all-clear."""
     next_revision: str | None
     next_revision_note: str
     next_revision_days: int | None
     next_removal: str | None
     next_removal_days: int | None
     next_removal_features: list[str]
-    problems: list[str]
 
 
 @dataclass(frozen=True)
 class Overview:
     generated: str
-    sources: list[SourceStatus]
+    selection: Selection
+    banners: list[str]
+    """One line per real condition, worded for this page."""
     matrices: list[SdkMatrix]
+    team_summaries: list[TeamSummary]
+    """Filled instead of the matrices' rows when the view is folded."""
+    sources: list[SourceStatus]
+    spec_source: SourceStatus
+    sources_line: SourcesLine
+    runs: RunCounts
     queued: list[RunRef]
     running: list[RunRef]
+    recent: list[RunRef]
+    """The latest finished runs, of any trigger."""
     outbox: OutboxStatus
     outlook: Outlook
+
+
+def trigger_label(trigger: str | None) -> str:
+    """A run's trigger in a word: release, baseline, manual, cli (a `check`), … (the run page has it whole)."""
+    return (trigger or "").split(":", 1)[0] or "unknown"
 
 
 def cell_state(run: RunCell) -> str:
@@ -126,12 +198,6 @@ def cell_state(run: RunCell) -> str:
     if run["status"] == "running":
         return "running"
     return "interrupted" if run["verdict"] == "interrupted" else "queued"
-
-
-def _moment(run: RunCell, state: str) -> datetime | None:
-    fields: dict[str, Literal["started", "queued", "finished"]] = {"running": "started", "queued": "queued"}
-    field = fields.get(state, "finished")
-    return parse_iso(run[field]) or parse_iso(run["queued"])
 
 
 def _newest(registry: str, versions: Sequence[str]) -> str | None:
@@ -160,94 +226,225 @@ def columns_of(
     return [Column(v, sorted(set(roles[v]), key=roles[v].index), prerelease.get(v, False)) for v in ordered]
 
 
-def collect_overview(ctx: WebContext) -> Overview:
+def select_servers(servers: Sequence[Server], team: str | None, query: str) -> list[Server]:
+    """The servers of one team (None: every team) whose name contains ``query`` (case-insensitive)."""
+    needle = query.strip().lower()
+    return [s for s in servers if (team is None or s.team == team) and needle in s.name.lower()]
+
+
+class _Ages:
+    """Ages of stored moments, each distinct text parsed once (a matrix repeats a few moments many times)."""
+
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+        self.seen: dict[str | None, tuple[str, str | None]] = {}
+
+    def of(self, run: RunCell, state: str) -> tuple[str, str | None]:
+        text = run["started"] if state == "running" else run["queued"] if state == "queued" else run["finished"]
+        text = text or run["queued"]
+        found = self.seen.get(text)
+        if found is None:
+            moment = parse_iso(text)
+            found = self.seen[text] = (age(moment, self.now), iso(moment))
+        return found
+
+
+def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", fold: bool = True) -> Overview:
+    """Everything `/` shows for one selection of servers; ``fold`` False: never fold (`/api/status`)."""
     config = ctx.loaded.config
     now = ctx.now()
-    runs = ctx.store.run_cells()
-    latest: dict[tuple[str, str], RunCell] = {}
-    for cell_run in runs:  # ordered by id: the newest run of a pair wins
-        latest[(cell_run["server"], cell_run["sdk_version"])] = cell_run
+    figures = status_figures(config, ctx.store)
+    chosen = select_servers(config.servers, team, query)
+    folded = fold and len(chosen) > FOLD_AT
     versions_by_sdk: dict[str, list[VersionRow]] = {}
     for row in ctx.store.version_rows():
         versions_by_sdk.setdefault(row["sdk"], []).append(row)
+    tested = ctx.store.tested_versions()
+    ages = _Ages(now)
+    labels = functools.lru_cache(maxsize=None)(trigger_label)
+
+    latest: dict[tuple[str, str], RunCell] = {}
+    if not folded:
+        whole = team is None and not query.strip()
+        for run in ctx.store.latest_run_cells(None if whole else [s.name for s in chosen]):
+            latest[(run["server"], run["sdk_version"])] = run
 
     matrices = []
+    width: dict[str, int] = {}
     for sdk in config.sdks:
-        servers = [s for s in config.servers if s.sdk == sdk.name]
+        servers = [s for s in chosen if s.sdk == sdk.name]
         if not servers:
             continue
-        names = {s.name for s in servers}
-        tested = {version for (server, version) in latest if server in names}
-        columns = columns_of(sdk.registry, servers, versions_by_sdk.get(sdk.name, []), tested)
+        columns = columns_of(sdk.registry, servers, versions_by_sdk.get(sdk.name, []), tested.get(sdk.name, set()))
+        width[sdk.name] = len(columns)
         teams: dict[str, list[ServerRow]] = {}
-        for server in servers:
-            cells = []
-            for column in columns:
-                run = latest.get((server.name, column.version))
-                if run is None:
-                    cells.append(Cell(column.version, "not-run", None, "", None))
-                    continue
-                state = cell_state(run)
-                moment = _moment(run, state)
-                cells.append(Cell(column.version, state, run["id"], age(moment, now), iso(moment)))
-            teams.setdefault(server.team, []).append(ServerRow(server.name, server.team, cells))
+        if not folded:
+            for server in servers:
+                cells = []
+                for column in columns:
+                    found = latest.get((server.name, column.version))
+                    if found is None:
+                        cells.append(Cell(column.version, "not-run", None, "", None))
+                        continue
+                    state = cell_state(found)
+                    shown, at = ages.of(found, state)
+                    cells.append(Cell(column.version, state, found["id"], shown, at, labels(found["trigger"])))
+                teams.setdefault(server.team, []).append(ServerRow(server.name, server.team, cells))
         matrices.append(
             SdkMatrix(sdk.name, sdk.registry, sdk.package, columns, [TeamRows(t, rows) for t, rows in teams.items()])
         )
 
+    selection = Selection(
+        team=team,
+        query=query,
+        shown=len(chosen),
+        total=len(config.servers),
+        folded=folded,
+        teams=sorted({s.team for s in config.servers}),
+    )
+    outlook = collect_outlook(ctx, now.date())
     return Overview(
         generated=iso(now) or "",
-        sources=_sources(ctx, versions_by_sdk, now),
+        selection=selection,
+        banners=banners(ctx, figures, outlook, now),
         matrices=matrices,
-        queued=_refs(ctx, runs, "queued", now),
-        running=_refs(ctx, runs, "running", now),
-        outbox=_outbox(ctx, now),
-        outlook=collect_outlook(ctx, now.date()),
+        team_summaries=_team_summaries(ctx, chosen, width) if folded else [],
+        sources=[_source_status(ctx, s, now) for s in figures.sources],
+        spec_source=_source_status(ctx, figures.spec, now),
+        sources_line=_sources_line(ctx, figures),
+        runs=RunCounts(figures.runs.queued, figures.runs.running),
+        queued=_refs(ctx.store.run_refs(("queued",), LIST_LIMIT), ages),
+        running=_refs(ctx.store.run_refs(("running",), LIST_LIMIT), ages),
+        recent=_refs(ctx.store.run_refs(("done",), LIST_LIMIT // 2, newest_first=True), ages),
+        outbox=_outbox(ctx, figures, now),
+        outlook=outlook,
     )
 
 
-def _sources(ctx: WebContext, versions_by_sdk: dict[str, list[VersionRow]], now: datetime) -> list[SourceStatus]:
-    polls = {p["source"]: p for p in ctx.store.last_polls()}
-    sources = []
-    for sdk in ctx.loaded.config.sdks:
-        poll = polls.get(sdk.name)
-        live = [v for v in versions_by_sdk.get(sdk.name, []) if not v["yanked"]]
-        sources.append(
-            SourceStatus(
-                sdk=sdk.name,
-                registry=sdk.registry,
-                package=sdk.package,
-                last_poll=poll["finished"] if poll else None,
-                age=age(parse_iso(poll["finished"]), now) if poll else "",
-                ok=bool(poll["ok"]) if poll else None,
-                error=ctx.clean(poll["error"]) if poll and poll["error"] else None,
-                newest_stable=_newest(sdk.registry, [v["version"] for v in live if not v["prerelease"]]),
-                newest_prerelease=_newest(sdk.registry, [v["version"] for v in live if v["prerelease"]]),
-                versions_seen=len(versions_by_sdk.get(sdk.name, [])),
+def _team_summaries(ctx: WebContext, chosen: Sequence[Server], width: dict[str, int]) -> list[TeamSummary]:
+    by_server = {s.name: s for s in chosen}
+    counts: dict[str, dict[str, int]] = {}
+    sizes: dict[str, int] = {}
+    for each in chosen:
+        sizes[each.team] = sizes.get(each.team, 0) + 1
+        team = counts.setdefault(each.team, {})
+        team["not-run"] = team.get("not-run", 0) + width.get(each.sdk, 0)
+    for tally in ctx.store.latest_run_tally():  # grouped in SQL: a few rows per server, not one per cell
+        server = by_server.get(tally["server"])
+        if server is None or tally["sdk"] != server.sdk:
+            continue
+        state = cell_state(
+            RunCell(
+                id=0,
+                server=tally["server"],
+                sdk=tally["sdk"],
+                sdk_version="",
+                trigger="",
+                status=tally["status"],
+                verdict=tally["verdict"],
+                queued="",
+                started=None,
+                finished=None,
             )
         )
-    return sources
+        team = counts[server.team]
+        team[state] = team.get(state, 0) + tally["n"]
+        team["not-run"] -= tally["n"]
+    return [
+        TeamSummary(name, sizes[name], {s: counts[name][s] for s in STATES if counts[name].get(s)})
+        for name in sorted(sizes)
+    ]
 
 
-def _refs(ctx: WebContext, runs: Sequence[RunCell], status: str, now: datetime) -> list[RunRef]:
+def _source_status(ctx: WebContext, source: SourceFigures, now: datetime) -> SourceStatus:
+    return SourceStatus(
+        sdk=source.name,
+        registry=source.registry,
+        package=source.package,
+        last_poll=source.last_poll,
+        age=age(parse_iso(source.last_poll), now),
+        ok=source.ok,
+        error=ctx.clean(source.error) if source.error else None,
+        newest_stable=source.newest_stable,
+        newest_prerelease=source.newest_prerelease,
+        older_prerelease=source.older_prerelease,
+        versions_seen=source.versions_seen,
+    )
+
+
+def _sources_line(ctx: WebContext, figures: StatusFigures) -> SourcesLine:
+    every = [*figures.sources, figures.spec]
+    groups: dict[str, list[str]] = {}
+    for source in figures.failing:
+        groups.setdefault(ctx.clean(source.error or "no reason recorded"), []).append(source.name)
+    return SourcesLine(
+        total=len(every),
+        ok=sum(1 for s in every if s.ok),
+        failing=len(figures.failing),
+        never=sum(1 for s in every if s.ok is None),
+        groups=[FailGroup(error, names) for error, names in groups.items()],
+    )
+
+
+def banners(ctx: WebContext, figures: StatusFigures, outlook: Outlook, now: datetime) -> list[str]:
+    """One line per condition that makes something on `/` unknown or stale, saying what it affects here."""
+    from watcher.spec.watch import KV_LAST_GOOD
+
+    lines = []
+    spec = figures.spec
+    last_good = ctx.store.get_kv(KV_LAST_GOOD)
+    if not outlook.registry_known or last_good is None:
+        if spec.ok is False:
+            lines.append(
+                f"The spec source could not be read ({ctx.clean(spec.error or 'no reason recorded')}) and no earlier "
+                "copy exists: the next earliest removal is unknown."
+            )
+        else:
+            lines.append("The spec source has not been read yet: the next earliest removal is unknown.")
+    elif spec.ok is False:
+        saved = last_good.get("saved") or "earlier"
+        lines.append(
+            f"The spec source failed at its last read, {age(parse_iso(spec.last_poll), now)} ago "
+            f"({ctx.clean(spec.error or 'no reason recorded')}): the removal dates come from the copy read {saved}."
+        )
+    sdks = figures.sources
+    failing = [s for s in sdks if s.ok is False]
+    if sdks and all(s.ok is None for s in sdks):
+        lines.append("No SDK source has been polled yet: the matrix has no pre-release columns until the first poll.")
+    elif failing:
+        lines.append(
+            f"{len(failing)} of {len(sdks)} SDK sources failed at their last poll: a new version there goes unseen "
+            "until they are read again (see Sources)."
+        )
+    if figures.outbox.failed:
+        lines.append(f"{figures.outbox.failed} notice(s) could not be delivered and are not retried (see Outbox).")
+    return lines
+
+
+def _refs(runs: Sequence[RunCell], ages: _Ages) -> list[RunRef]:
     refs = []
     for run in runs:
-        if run["status"] != status:
-            continue
         state = cell_state(run)
-        refs.append(RunRef(run["id"], run["server"], run["sdk_version"], state, age(_moment(run, state), now)))
+        refs.append(
+            RunRef(
+                run["id"],
+                run["server"],
+                run["sdk_version"],
+                state,
+                ages.of(run, state)[0],
+                trigger_label(run["trigger"]),
+            )
+        )
     return refs
 
 
-def _outbox(ctx: WebContext, now: datetime) -> OutboxStatus:
-    counts = ctx.store.outbox_counts()
-    pending = sum(counts.get(s, 0) for s in ("queued", "sending", "posted"))
-    oldest = ctx.store.oldest_undelivered() if pending else None
-    failed = ctx.store.outbox(statuses=("failed",), limit=50)
+def _outbox(ctx: WebContext, figures: StatusFigures, now: datetime) -> OutboxStatus:
+    failed = ctx.store.outbox(statuses=("failed",), limit=LIST_LIMIT) if figures.outbox.failed else []
     return OutboxStatus(
-        pending=pending,
-        failed=counts.get("failed", 0),
-        oldest_pending_age=age(oldest, now),
+        pending=figures.outbox.pending,
+        failed=figures.outbox.failed,
+        console=figures.outbox.console,
+        oldest_pending_age=age(parse_iso(figures.outbox.oldest_pending), now),
         failed_notices=[FailedNotice(r["key"], ctx.clean(r["last_error"] or "")) for r in failed],
     )
 
@@ -256,11 +453,15 @@ def collect_outlook(ctx: WebContext, today: date) -> Outlook:
     """The next spec revision and the next earliest removal, from the spec state (never the network)."""
     from watcher.digest.sections.changes import load_spec_view
     from watcher.spec.calendar import next_release
+    from watcher.spec.watch import KV_LAST_GOOD
 
+    known = ctx.store.get_kv(KV_LAST_GOOD) is not None
     try:
         spec = load_spec_view(ctx.loaded.config, ctx.store, today)
-    except Exception as exc:  # an unreadable spec state is shown, not a broken page
-        return Outlook(today.isoformat(), None, "", None, None, None, [], [ctx.clean(f"spec state unreadable: {exc}")])
+    except Exception:  # an unreadable spec state is shown as unknown (the banner says so), not a broken page
+        return Outlook(
+            today.isoformat(), False, None, "unknown: the spec state could not be read", None, None, None, []
+        )
     slot = next_release(spec.calendar, spec.revisions, today - timedelta(days=1), today)
     upcoming = [
         r for r in spec.rows if r["state"] == "deprecated" and (r.get("earliest_removal") or "") >= today.isoformat()
@@ -268,11 +469,11 @@ def collect_outlook(ctx: WebContext, today: date) -> Outlook:
     first = min((r["earliest_removal"] for r in upcoming), default=None)
     return Outlook(
         today=today.isoformat(),
+        registry_known=known,
         next_revision=slot.date.isoformat() if slot else None,
         next_revision_note=slot.note if slot else "no release projected by the calendar",
         next_revision_days=(slot.date - today).days if slot else None,
         next_removal=first,
         next_removal_days=(date.fromisoformat(first) - today).days if first else None,
         next_removal_features=[r["feature"] for r in upcoming if r["earliest_removal"] == first],
-        problems=[ctx.clean(p) for p in spec.problems],
     )
