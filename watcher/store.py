@@ -25,8 +25,10 @@ from watcher.state_check import describe as describe_state_error
 from watcher.store_schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
+    STATE_SQL,
     EventRow,
     HttpCacheRow,
+    LatestCell,
     OutboxBacklog,
     OutboxRow,
     PollCount,
@@ -463,29 +465,29 @@ class Store:
         rows = self.db.query("select status, count(*) as n from runs group by status")
         return {str(r["status"]): int(r["n"]) for r in rows}
 
-    def latest_run_cells(self, servers: Sequence[str] | None = None) -> list[RunCell]:
-        """The newest run of each (server, SDK version), of any trigger, for these servers (None: all), in one
-        query that the (server, sdk_version, id) index answers without reading a report."""
+    def latest_cells(self, servers: Sequence[str] | None = None) -> list[LatestCell]:
+        """The newest run of each (server, SDK version), of any trigger, for these servers (None: all): its id,
+        trigger, the matrix state (`STATE_SQL`) and the moment that state dates from. One query, answered by
+        the covering index without reading a report; plain tuples, as the page reads them."""
         where, params = "", list(servers or [])
         if servers is not None:
             where = f"where server in ({', '.join('?' * len(params))})" if params else "where 0"
-        return [
-            cast(RunCell, row)
-            for row in self.db.query(
-                "select r.id, r.server, r.sdk, r.sdk_version, r.trigger, r.status, r.verdict, r.queued, r.started, "
-                "r.finished from runs r join "
-                f"(select max(id) as id from runs {where} group by server, sdk_version) latest on r.id = latest.id "
-                "order by r.id",
-                params,
-            )
-        ]
+        sql = (
+            f"select r.server, r.sdk_version, r.id, r.trigger, {STATE_SQL} as state, "
+            "coalesce(case r.status when 'running' then r.started when 'queued' then "
+            "(case when r.verdict = 'interrupted' then r.finished else r.queued end) else r.finished end, r.queued) "
+            f"from runs r join (select max(id) as id from runs {where} group by server, sdk_version) latest "
+            "on r.id = latest.id"
+        )
+        with self._lock:
+            return cast(list[LatestCell], self.db.execute(sql, params).fetchall())
 
     def latest_run_tally(self) -> list[RunTally]:
         """How many (server, SDK version) pairs have their newest run in each status and verdict, per server."""
         rows = self.db.query(
-            "select r.server, r.sdk, r.status, r.verdict, count(*) as n from runs r join "
+            f"select r.server, r.sdk, {STATE_SQL} as state, count(*) as n from runs r join "
             "(select max(id) as id from runs group by server, sdk_version) latest on r.id = latest.id "
-            "group by r.server, r.sdk, r.status, r.verdict"
+            "group by r.server, r.sdk, state"
         )
         return [cast(RunTally, row) for row in rows]
 

@@ -117,8 +117,11 @@ def _m2_dispatched_runs(db: sqlite_utils.Database) -> None:
 
 def _m3_status_matrix_indexes(db: sqlite_utils.Database) -> None:
     """The status matrix reads the latest run of each (server, SDK version), optionally for some servers only:
-    one index answers both the grouping and the filter without reading the reports."""
-    db.table("runs").create_index(["server", "sdk_version", "id"], index_name="runs_server_version_id")
+    one covering index answers the grouping, the filter and the cell's columns without reading the reports."""
+    db.table("runs").create_index(
+        ["server", "sdk_version", "id", "status", "verdict", "trigger", "queued", "started", "finished"],
+        index_name="runs_matrix_cells",
+    )
     db.table("runs").create_index(["sdk", "sdk_version"], index_name="runs_sdk_version")
 
 
@@ -257,13 +260,22 @@ class RunCell(TypedDict):
     finished: str | None
 
 
+STATE_SQL = (
+    "(case when r.status = 'done' then coalesce(r.verdict, 'error') when r.status = 'running' then 'running' "
+    "when r.verdict = 'interrupted' then 'interrupted' else 'queued' end)"
+)
+"""A run's state in the status matrix (pass, fail, error, interrupted, running, queued), as SQL over ``runs r``."""
+
+LatestCell = tuple[str, str, int, str, str, str | None]
+"""(server, SDK version, run id, trigger, state, moment): the newest run of one matrix cell."""
+
+
 class RunTally(TypedDict):
-    """How many (server, SDK version) pairs of one server have their newest run in this status and verdict."""
+    """How many (server, SDK version) pairs of one server have their newest run in this state."""
 
     server: str
     sdk: str
-    status: str
-    verdict: str | None
+    state: str
     n: int
 
 

@@ -4,6 +4,7 @@ function (Starlette runs it in its thread pool): reading SQLite and drawing the 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -52,12 +53,35 @@ def templates() -> jinja2.Environment:
 
 
 def as_json(value: Any) -> Any:
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, list):
+        return [as_json(v) for v in value]
+    return value
+
+
+CHUNK = 1 << 16
+"""Bytes per piece of a streamed response: each piece costs a hop to Starlette's thread pool."""
 
 
 def stream_overview(overview: Overview) -> Iterator[bytes]:
+    """`/api/status`'s JSON (`overview_json`) in pieces of about `CHUNK` bytes."""
+    pieces: list[bytes] = []
+    size = 0
+    for piece in overview_json(overview):
+        pieces.append(piece)
+        size += len(piece)
+        if size >= CHUNK:
+            yield b"".join(pieces)
+            pieces, size = [], 0
+    yield b"".join(pieces)
+
+
+def overview_json(overview: Overview) -> Iterator[bytes]:
     """`/api/status` as JSON, written as it goes: everything but the matrices in one piece, then one server's
-    row at a time (a thousand servers are never one string in memory). The same object `as_json` would give."""
+    row at a time (a thousand servers are never one string in memory). The same object `as_json` would give;
+    each distinct text of the cells is encoded once (a matrix repeats its versions, ages and triggers)."""
+    encoded = functools.lru_cache(maxsize=None)(lambda value: json.dumps(value, ensure_ascii=False))
     head = {f.name: as_json(getattr(overview, f.name)) for f in dataclasses.fields(overview) if f.name != "matrices"}
     yield json.dumps(head, ensure_ascii=False)[:-1].encode() + b', "matrices": ['
     for i, matrix in enumerate(overview.matrices):
@@ -69,20 +93,15 @@ def stream_overview(overview: Overview) -> Iterator[bytes]:
         }
         yield (b", " if i else b"") + json.dumps(top, ensure_ascii=False)[:-1].encode() + b', "teams": ['
         for j, team in enumerate(matrix.teams):
-            yield (b", " if j else b"") + json.dumps({"team": team.team})[:-1].encode() + b', "servers": ['
+            yield (b", " if j else b"") + f'{{"team": {encoded(team.team)}, "servers": ['.encode()
             for k, row in enumerate(team.servers):
-                cells = [
-                    {
-                        "version": c.version,
-                        "state": c.state,
-                        "run_id": c.run_id,
-                        "age": c.age,
-                        "at": c.at,
-                        "trigger": c.trigger,
-                    }
+                cells = ", ".join(
+                    f'{{"version": {encoded(c.version)}, "state": "{c.state}", '
+                    f'"run_id": {"null" if c.run_id is None else c.run_id}, "age": {encoded(c.age)}, '
+                    f'"at": {encoded(c.at)}, "trigger": {encoded(c.trigger)}}}'
                     for c in row.cells
-                ]
-                line = json.dumps({"server": row.server, "team": row.team, "cells": cells}, ensure_ascii=False)
+                )
+                line = f'{{"server": {encoded(row.server)}, "team": {encoded(row.team)}, "cells": [{cells}]}}'
                 yield (b", " if k else b"") + line.encode()
             yield b"]}"
         yield b"]}"

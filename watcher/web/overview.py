@@ -27,7 +27,7 @@ LIST_LIMIT = 20
 """Runs listed per kind (queued, running, recent) on the page; the counts are always whole."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Cell:
     version: str
     state: str
@@ -239,14 +239,16 @@ class _Ages:
         self.now = now
         self.seen: dict[str | None, tuple[str, str | None]] = {}
 
-    def of(self, run: RunCell, state: str) -> tuple[str, str | None]:
-        text = run["started"] if state == "running" else run["queued"] if state == "queued" else run["finished"]
-        text = text or run["queued"]
+    def of(self, text: str | None) -> tuple[str, str | None]:
         found = self.seen.get(text)
         if found is None:
             moment = parse_iso(text)
             found = self.seen[text] = (age(moment, self.now), iso(moment))
         return found
+
+    def of_run(self, run: RunCell, state: str) -> tuple[str, str | None]:
+        text = run["started"] if state == "running" else run["queued"] if state == "queued" else run["finished"]
+        return self.of(text or run["queued"])
 
 
 def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", fold: bool = True) -> Overview:
@@ -261,13 +263,16 @@ def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", 
         versions_by_sdk.setdefault(row["sdk"], []).append(row)
     tested = ctx.store.tested_versions()
     ages = _Ages(now)
-    labels = functools.lru_cache(maxsize=None)(trigger_label)
 
-    latest: dict[tuple[str, str], RunCell] = {}
+    latest: dict[str, dict[str, Cell]] = {}  # server → version → its cell, every distinct text computed once
     if not folded:
         whole = team is None and not query.strip()
-        for run in ctx.store.latest_run_cells(None if whole else [s.name for s in chosen]):
-            latest[(run["server"], run["sdk_version"])] = run
+        labels = functools.lru_cache(maxsize=None)(trigger_label)
+        for server_name, version, run_id, trigger, state, moment in ctx.store.latest_cells(
+            None if whole else [s.name for s in chosen]
+        ):
+            shown, at = ages.of(moment)
+            latest.setdefault(server_name, {})[version] = Cell(version, state, run_id, shown, at, labels(trigger))
 
     matrices = []
     width: dict[str, int] = {}
@@ -279,16 +284,10 @@ def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", 
         width[sdk.name] = len(columns)
         teams: dict[str, list[ServerRow]] = {}
         if not folded:
+            empty = [(c.version, Cell(c.version, "not-run", None, "", None)) for c in columns]
             for server in servers:
-                cells = []
-                for column in columns:
-                    found = latest.get((server.name, column.version))
-                    if found is None:
-                        cells.append(Cell(column.version, "not-run", None, "", None))
-                        continue
-                    state = cell_state(found)
-                    shown, at = ages.of(found, state)
-                    cells.append(Cell(column.version, state, found["id"], shown, at, labels(found["trigger"])))
+                runs = latest.get(server.name, {})
+                cells = [runs.get(version) or blank for version, blank in empty]
                 teams.setdefault(server.team, []).append(ServerRow(server.name, server.team, cells))
         matrices.append(
             SdkMatrix(sdk.name, sdk.registry, sdk.package, columns, [TeamRows(t, rows) for t, rows in teams.items()])
@@ -333,20 +332,7 @@ def _team_summaries(ctx: WebContext, chosen: Sequence[Server], width: dict[str, 
         server = by_server.get(tally["server"])
         if server is None or tally["sdk"] != server.sdk:
             continue
-        state = cell_state(
-            RunCell(
-                id=0,
-                server=tally["server"],
-                sdk=tally["sdk"],
-                sdk_version="",
-                trigger="",
-                status=tally["status"],
-                verdict=tally["verdict"],
-                queued="",
-                started=None,
-                finished=None,
-            )
-        )
+        state = tally["state"]
         team = counts[server.team]
         team[state] = team.get(state, 0) + tally["n"]
         team["not-run"] -= tally["n"]
@@ -431,7 +417,7 @@ def _refs(runs: Sequence[RunCell], ages: _Ages) -> list[RunRef]:
                 run["server"],
                 run["sdk_version"],
                 state,
-                ages.of(run, state)[0],
+                ages.of_run(run, state)[0],
                 trigger_label(run["trigger"]),
             )
         )
