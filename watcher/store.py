@@ -472,12 +472,12 @@ class Store:
         where, params = "", list(servers or [])
         if servers is not None:
             where = f"where server in ({', '.join('?' * len(params))})" if params else "where 0"
+        # SQLite takes a bare column of a max() aggregate from the row holding the max: the newest run's.
         sql = (
-            f"select r.server, r.sdk_version, r.id, r.trigger, {STATE_SQL} as state, "
+            f"select r.server, r.sdk_version, max(r.id), r.trigger, {STATE_SQL} as state, "
             "coalesce(case r.status when 'running' then r.started when 'queued' then "
             "(case when r.verdict = 'interrupted' then r.finished else r.queued end) else r.finished end, r.queued) "
-            f"from runs r join (select max(id) as id from runs {where} group by server, sdk_version) latest "
-            "on r.id = latest.id"
+            f"from runs r {where} group by r.server, r.sdk_version"
         )
         with self._lock:
             return cast(list[LatestCell], self.db.execute(sql, params).fetchall())
@@ -485,9 +485,8 @@ class Store:
     def latest_run_tally(self) -> list[RunTally]:
         """How many (server, SDK version) pairs have their newest run in each status and verdict, per server."""
         rows = self.db.query(
-            f"select r.server, r.sdk, {STATE_SQL} as state, count(*) as n from runs r join "
-            "(select max(id) as id from runs group by server, sdk_version) latest on r.id = latest.id "
-            "group by r.server, r.sdk, state"
+            f"select server, sdk, state, count(*) as n from (select r.server, r.sdk, max(r.id), {STATE_SQL} as state "
+            "from runs r group by r.server, r.sdk_version) group by server, sdk, state"
         )
         return [cast(RunTally, row) for row in rows]
 

@@ -3,26 +3,37 @@ which was most of the page's cost at 100 servers × 20 versions. Every value is 
 
 from __future__ import annotations
 
+import functools
+
 from markupsafe import Markup, escape
 
 from watcher.web.overview import Cell, ServerRow
 
-# Triggers that are the service's own routine; any other (cli for `check`, manual, …) is named in the cell.
 ROUTINE_TRIGGERS = frozenset({"release", "baseline"})
+"""The service's own triggers; any other (cli for a `check`, manual, …) is named in the cell."""
+
+
+@functools.lru_cache(maxsize=8192)
+def _text(value: str) -> str:
+    """Escaped once per distinct text: a matrix repeats its versions, ages, moments and triggers."""
+    return str(escape(value))
+
+
+@functools.lru_cache(maxsize=64)
+def _badge(state: str) -> str:
+    return f'<span class="v v-{_text(state)}">{_text(state.replace("-", " "))}</span>'
 
 
 def _cell(cell: Cell) -> str:
-    version = escape(cell.version)
-    label = cell.state.replace("-", " ")
-    badge = f'<span class="v v-{cell.state}">{label}</span>'
+    version = _text(cell.version)
     if cell.run_id is None:
-        return f'<td data-version="{version}" data-state="{cell.state}">{badge}</td>'
-    trigger = escape(cell.trigger)
+        return f'<td data-version="{version}" data-state="{cell.state}">{_badge(cell.state)}</td>'
+    trigger = _text(cell.trigger)
     note = f" · {trigger}" if cell.trigger not in ROUTINE_TRIGGERS else ""
     return (
         f'<td data-version="{version}" data-state="{cell.state}" data-trigger="{trigger}">'
-        f'<a href="/runs/{cell.run_id}" title="{cell.state} · {escape(cell.at or "")} · {trigger}">'
-        f"{badge}<small>{escape(cell.age)}{note}</small></a></td>"
+        f'<a href="/runs/{cell.run_id}" title="{cell.state} · {_text(cell.at or "")} · {trigger}">'
+        f"{_badge(cell.state)}<small>{_text(cell.age)}{note}</small></a></td>"
     )
 
 
