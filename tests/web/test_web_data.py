@@ -5,13 +5,18 @@ from __future__ import annotations
 from pathlib import Path
 
 import yaml
+from starlette.requests import Request
 
 from tests.suites.helpers import library_server
 from tests.web.helpers import NOW
-from watcher.config import load_config
+from watcher.config import LoadedConfig, load_config
 from watcher.store import Store
+from watcher.web.access import Access
+from watcher.web.app import Pages
+from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
-from watcher.web.overview import collect_overview
+from watcher.web.overview import FOLD_AT, collect_overview
+from watcher.web.run_page import collect_run
 
 
 def test_columns_cells_and_ages(tmp_path: Path):
@@ -63,3 +68,141 @@ def test_columns_cells_and_ages(tmp_path: Path):
     ]
     assert overview.running == []
     assert overview.generated == "2026-11-29T12:00:00Z"
+
+
+def _config(tmp_path: Path, servers: list[dict], teams: list[str] = ("books", "maps")) -> LoadedConfig:
+    config = tmp_path / "watcher.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "state": str(tmp_path / "state.db"),
+                "sdks": [{"name": "python", "registry": "pypi", "package": "mcp"}],
+                "teams": [{"name": t, "slack_channel": f"#{t}"} for t in teams],
+                "servers": servers,
+            }
+        )
+    )
+    return load_config(config)
+
+
+def _version(store: Store, version: str, prerelease: bool, baseline: bool) -> None:
+    row = {"sdk": "python", "registry": "pypi", "package": "mcp", "version": version, "prerelease": int(prerelease)}
+    store.db["versions"].insert({**row, "yanked": 0, "published": None, "first_seen": None, "baseline": int(baseline)})
+
+
+def test_one_banner_per_real_condition_worded_for_the_page(tmp_path: Path):
+    loaded = _config(tmp_path, [library_server()])
+    store = Store(tmp_path / "state.db")
+    ctx = WebContext(loaded, store, now=lambda: NOW)
+    fresh = collect_overview(ctx).banners
+    assert fresh == [
+        "The spec source has not been read yet: the next earliest removal is unknown.",
+        "No SDK source has been polled yet: the matrix has no pre-release columns until the first poll.",
+    ]
+    store.record_poll("python", "sdk", NOW, False, "cannot resolve host")
+    store.record_poll("spec", "spec", NOW, False, "cannot read the registry: HTTP 503")
+    failing = collect_overview(ctx).banners
+    assert failing == [
+        "The spec source could not be read (cannot read the registry: HTTP 503) and no earlier copy exists: "
+        "the next earliest removal is unknown.",
+        "1 of 1 SDK sources failed at their last poll: a new version there goes unseen until they are read again "
+        "(see Sources).",
+    ]
+    html = Pages(ctx, Access(None, False)).index(Request({"type": "http", "query_string": b"", "headers": []}))
+    text = bytes(html.body).decode()
+    assert "unknown: the spec registry has not been read" in text and "none scheduled" not in text
+    for wrong in ("the list below", "stays in use"):  # nothing on / is a list of deprecations, and no copy exists
+        assert all(wrong not in b for b in failing) and wrong not in text
+    line = collect_overview(ctx).sources_line
+    assert (line.total, line.ok, line.failing) == (2, 0, 2)
+    assert [(g.sources, g.error) for g in line.groups] == [
+        (["python"], "cannot resolve host"),
+        (["spec"], "cannot read the registry: HTTP 503"),
+    ]
+
+
+def test_a_prerelease_older_than_the_newest_stable_is_not_called_newer(tmp_path: Path):
+    loaded = _config(tmp_path, [library_server()])
+    store = Store(tmp_path / "state.db")
+    for version, pre in (("2.0.0rc1", True), ("2.2.0", False), ("2.3.0", False)):
+        _version(store, version, pre, True)
+    [python] = collect_overview(WebContext(loaded, store, now=lambda: NOW)).sources
+    assert (python.newest_stable, python.newest_prerelease, python.older_prerelease) == ("2.3.0", None, "2.0.0rc1")
+
+
+def test_many_servers_fold_per_team_and_a_team_or_a_search_shows_rows(tmp_path: Path):
+    count = FOLD_AT + 10
+    servers = [library_server(name=f"s{i:03d}", team="books" if i % 2 else "maps") for i in range(count)]
+    loaded = _config(tmp_path, servers)
+    store = Store(tmp_path / "state.db")
+    _version(store, "2.3.0", False, True)
+    _version(store, "2.4.0b1", True, False)
+    for i in range(0, count, 3):
+        store.queue_run(f"s{i:03d}", "python", "2.4.0b1", "release:python:2.4.0b1")
+    while (run := store.claim_run()) is not None:
+        store.finish_run(run["id"], "pass" if run["id"] % 2 else "fail", {"reasons": []}, 1.0)
+    ctx = WebContext(loaded, store, now=lambda: NOW)
+
+    whole = collect_overview(ctx)
+    assert whole.selection.folded and all(not m.teams for m in whole.matrices)
+    summaries = {t.team: t for t in whole.team_summaries}
+    assert {t: s.servers for t, s in summaries.items()} == {"books": count // 2, "maps": count - count // 2}
+    ran = len(range(0, count, 3))
+    assert sum(s.counts.get("pass", 0) + s.counts.get("fail", 0) for s in summaries.values()) == ran
+    assert sum(sum(s.counts.values()) for s in summaries.values()) == count * 2  # two columns: 2.3.0, 2.4.0b1
+
+    team = collect_overview(ctx, team="maps")
+    assert not team.selection.folded and team.selection.shown == count - count // 2
+    rows = [r for m in team.matrices for t in m.teams for r in t.servers]
+    assert {r.team for r in rows} == {"maps"} and len(rows) == team.selection.shown
+    cells = {(r.server, c.version): c.state for r in rows for c in r.cells}
+    assert cells[("s000", "2.4.0b1")] in ("pass", "fail") and cells[("s000", "2.3.0")] == "not-run"
+
+    found = collect_overview(ctx, query="S01")
+    shown = [r.server for m in found.matrices for t in m.teams for r in t.servers]
+    assert sorted(shown) == [f"s01{i}" for i in range(10)] and found.selection.shown == 10
+    assert collect_overview(ctx, fold=False).selection.folded is False
+
+
+def test_check_runs_show_on_the_page_with_their_trigger(tmp_path: Path):
+    loaded = _config(tmp_path, [library_server()])
+    store = Store(tmp_path / "state.db")
+    _version(store, "2.3.0", False, True)
+    store.queue_run("library", "python", "2.3.0", "cli")
+    run = store.claim_run()
+    assert run is not None
+    store.finish_run(run["id"], "pass", {"reasons": []}, 1.0)
+    ctx = WebContext(loaded, store, now=lambda: NOW)
+    overview = collect_overview(ctx)
+    [cell] = [c for m in overview.matrices for t in m.teams for r in t.servers for c in r.cells]
+    assert (cell.state, cell.run_id, cell.trigger) == ("pass", run["id"], "cli")
+    assert [(r.run_id, r.trigger) for r in overview.recent] == [(run["id"], "cli")]
+    html = row_cells(overview.matrices[0].teams[0].servers[0])
+    assert 'data-trigger="cli"' in html and "· cli</small>" in html
+    page = collect_run(ctx, run["id"])
+    assert page is not None and page.trigger_label == "cli"
+
+
+def test_a_passing_run_says_a_word_about_a_traceback_on_stderr(tmp_path: Path):
+    loaded = _config(tmp_path, [library_server()])
+    store = Store(tmp_path / "state.db")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "server.stderr.log").write_text(
+        'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: ignored by the server\n'
+    )
+    ctx = WebContext(loaded, store, now=lambda: NOW)
+    notes = {}
+    for verdict in ("pass", "fail"):
+        store.queue_run("library", "python", f"2.3.{int(verdict == 'fail')}", "release:python:x")
+        run = store.claim_run()
+        assert run is not None
+        store.finish_run(run["id"], verdict, {"reasons": [], "run_dir": str(run_dir)}, 1.0)
+        page = collect_run(ctx, run["id"])
+        assert page is not None
+        [stderr] = [log for log in page.logs if log.title.startswith("server stderr")]
+        notes[verdict] = stderr.note
+    assert notes["pass"] == (
+        "The server wrote this traceback to stderr; the run passed (no check failed and the server kept serving)."
+    )
+    assert notes["fail"] is None

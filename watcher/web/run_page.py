@@ -11,7 +11,7 @@ from watcher.notify import keys
 from watcher.store import parse_iso
 from watcher.store_schema import RunRow
 from watcher.web.context import WebContext, age
-from watcher.web.overview import cell_state
+from watcher.web.overview import cell_state, trigger_label
 
 LOG_TAIL_LINES = 30
 SERVER_LOGS = (("server stderr", "server.stderr.log"), ("server stdout", "server.stdout.log"))
@@ -69,6 +69,19 @@ class SdkWarning:
 class LogTail:
     title: str
     text: str
+    note: str | None = None
+    """What the log means for the verdict, when a reader could take it the wrong way."""
+
+
+TRACEBACK = "Traceback (most recent call last)"
+
+
+def stderr_note(state: str, text: str) -> str | None:
+    """A passing run whose server wrote to stderr (a traceback, most alarmingly): say the run still passed."""
+    if state != "pass" or not text.strip():
+        return None
+    what = "this traceback" if TRACEBACK in text else "this"
+    return f"The server wrote {what} to stderr; the run passed (no check failed and the server kept serving)."
 
 
 @dataclass(frozen=True)
@@ -88,6 +101,8 @@ class RunPage:
     baseline_sdk_version: str
     state: str
     trigger: str
+    trigger_label: str
+    """The trigger in a word: release, baseline, manual, cli (a `check`), …"""
     queued: str | None
     finished: str | None
     age: str
@@ -169,7 +184,7 @@ def _change_groups(changes: list[dict[str, Any]]) -> list[ChangeGroup]:
     ]
 
 
-def _logs(ctx: WebContext, report: dict[str, Any]) -> list[LogTail]:
+def _logs(ctx: WebContext, report: dict[str, Any], state: str) -> list[LogTail]:
     """The evidence: installer and start failures, a crash, and the tails of the server's own logs."""
     from watcher.suites.process import tail
 
@@ -185,7 +200,8 @@ def _logs(ctx: WebContext, report: dict[str, Any]) -> list[LogTail]:
         for title, name in SERVER_LOGS:
             text = tail(Path(str(run_dir)) / name, LOG_TAIL_LINES)
             if text:
-                logs.append(LogTail(f"{title} (last {LOG_TAIL_LINES} lines)", ctx.clean(text)))
+                note = stderr_note(state, text) if name == "server.stderr.log" else None
+                logs.append(LogTail(f"{title} (last {LOG_TAIL_LINES} lines)", ctx.clean(text), note))
     if report.get("traceback"):
         logs.append(LogTail("watcher traceback", ctx.clean(report["traceback"])))
     return logs
@@ -241,6 +257,7 @@ def collect_run(ctx: WebContext, run_id: int) -> RunPage | None:
         baseline_sdk_version=str(report.get("baseline_sdk_version") or (server.baseline_sdk_version if server else "")),
         state=state,
         trigger=str(run["trigger"] or ""),
+        trigger_label=trigger_label(run["trigger"]),
         queued=run["queued"],
         finished=run["finished"],
         age=age(finished, ctx.now()),
@@ -259,7 +276,7 @@ def collect_run(ctx: WebContext, run_id: int) -> RunPage | None:
             for w in report.get("deprecation_warnings") or []
             if isinstance(w, dict)
         ],
-        logs=_logs(ctx, report),
+        logs=_logs(ctx, report, state),
         source_commit=str(source.get("commit")) if isinstance(source, dict) and source.get("commit") else None,
         slack=_slack_links(ctx, run, team),
     )
