@@ -310,7 +310,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     scheduler = service.scheduler()
     http = None
     if endpoint.enabled or port is not None:
-        from watcher.web.app import web_parts
+        from watcher.web.app import page_url, web_parts
         from watcher.web.context import WebContext, known_secrets
 
         slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
@@ -326,6 +326,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
             prebuild.activate(None)
             prebuilder.shutdown()
             return 2
+        log.info("status page: %s", page_url(endpoint.host, http.port))
 
     def on_signal(signum: int, _frame: Any) -> None:
         log.info("received %s: finishing running work, then stopping", signal.Signals(signum).name)

@@ -91,12 +91,39 @@ def test_the_matrix_shows_the_verdicts_of_the_real_runs(state: BuiltState, site:
     assert [h.split("\n")[0] for h in headers] == [VERSION_PAYLOAD, "1.27.0", "2.3.0"]
     assert "baseline" in headers[2] and "newest stable" in headers[2]
     assert page.locator("tr[data-server] th").all_inner_texts() == ["library", "library-breaking", "xss"]
+    # The matrix comes first; the sources are one line of counts, their table folded until asked for.
+    order = page.evaluate(
+        """() => Array.from(document.querySelectorAll('main table, main .sources-line, main .cards'))
+            .map(e => e.className.split(' ')[0])"""
+    )
+    assert order[0] == "matrix" and order.index("cards") < order.index("sources-line") < order.index("sources")
+    line = page.locator(".sources-line").inner_text()
+    assert line.startswith("3 sources:") and "never polled" in line  # python, typescript never polled; spec read
+    assert page.locator("details.sources").get_attribute("open") is None
+    assert not page.locator("table.sources").is_visible()
+    page.locator("details.sources > summary").click()
     sources = page.locator("table.sources").inner_text()
-    assert "python" in sources and "2.3.0" in sources
+    assert "python" in sources and "2.3.0" in sources and "spec" in sources
     cards = page.locator(".cards").inner_text()
     assert "2027-03-30" in cards and "in 121 days" in cards and "HTTP+SSE transport" in cards
     assert "1 failed" in cards and "1 running" in cards and "2 queued" in cards
     assert page.dialogs == []
+
+
+def test_the_team_filter_and_the_server_search(site: Site, page: Any):
+    page.goto(site.base + "/")
+    assert page.locator("form.filter .count").inner_text().startswith("3 of 3 servers")
+    page.locator("form.filter select[name=team]").select_option("books")
+    page.locator("form.filter button[type=submit]").click()
+    page.wait_for_url("**/?team=books*")
+    assert page.locator("tr[data-server] th").all_inner_texts() == ["library", "library-breaking", "xss"]
+    page.locator("form.filter input[name=q]").fill("BREAK")
+    page.locator("form.filter button[type=submit]").click()
+    page.wait_for_url("**q=BREAK*")
+    assert page.locator("tr[data-server] th").all_inner_texts() == ["library-breaking"]
+    assert page.locator("form.filter .count").inner_text().startswith("1 of 3 servers")
+    page.goto(site.base + "/?team=nobody")
+    assert page.locator("table.matrix").count() == 0 and "No server matches" in page.locator("main").inner_text()
 
 
 def test_a_run_page_shows_the_contract_change_breaking_first(state: BuiltState, site: Site, page: Any):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+import httpx
 import pytest
 
 from tests.helpers import start_service, wait_until
@@ -15,6 +18,10 @@ def test_the_running_service_serves_the_status_pages(world, write_config, tmp_pa
     service = start_service(config, {}, tmp_path / "service.log")
     try:
         service.wait_http()
+        service.wait_for_log("status page: http://127.0.0.1:")
+        [url] = re.findall(r"status page: (http://127\.0\.0\.1:\d+/)", service.log())
+        assert url == service.base + "/"  # the address the start-up log names is the page
+        assert "Servers × SDK versions" in httpx.get(url, timeout=5).text
         service.wait_for_log("baseline taken for python")
         wait_until(lambda: "HTTP+SSE" in service.get("/deprecations").text, message="the spec rows on /deprecations")
         status = service.get("/api/status").json()

@@ -172,6 +172,14 @@ class Pages:
         return response
 
 
+def page_url(host: str, port: int | None) -> str:
+    """The status page's address for the start-up log: what to open in a browser."""
+    if host in ("", "0.0.0.0", "::"):
+        return f"http://localhost:{port}/ (listening on every address)"
+    shown = f"[{host}]" if ":" in host else host
+    return f"http://{shown}:{port}/"
+
+
 def web_parts(ctx: WebContext, access: Access) -> tuple[list[BaseRoute], list[Middleware]]:
     """The routes and the middleware the service's HTTP app mounts beside /healthz, /readyz and /metrics."""
     pages = Pages(ctx, access)
