@@ -8,17 +8,21 @@ the spec at a loopback GitHub fake serving the recorded registry page and releas
 folders in a temporary directory (the SDK environments stay in the checkout's `state/envs`, git-ignored,
 so a second run is quicker), the clock pinned, no Slack credentials (notices go to the console).
 
-Then `mcp-watcher run` starts as its own process: the first poll takes the baseline and queues each
-example server against its SDK's newest version (`suites.on_baseline`), the real suites run (SDKs
-installed from the package indexes, servers started, the conformance suite, the contract diff), and once
-the queue is empty the page is photographed at desktop width. Sources the recordings do not cover fail,
+The registry's history is replayed: a first `mcp-watcher poll` sees mcp's page as it was before 2.0.0a1
+(the baseline; each example server is queued against its SDK's newest version, `suites.on_baseline`),
+a second sees the whole recording, so 2.0's alphas, betas and release candidate arrive as new
+pre-releases and queue their runs. Then `mcp-watcher run` starts as its own process and runs the queue
+for real (SDKs installed from the package indexes, servers started, the conformance suite, the contract
+diff); once it is empty the page is photographed at desktop width. Sources the recordings do not cover fail,
 as they would against a registry that does not have them, and the page says so.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,10 +36,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes.github_server import FakeGitHub  # noqa: E402
+from tests.fakes.mcp_history import MCP_PAGE, McpHistory  # noqa: E402
 from tests.fakes.registry_server import FIXTURES, serve_registry  # noqa: E402
 from tests.helpers import SERVICE_CLOCK_START, start_service  # noqa: E402
 from tests.spec.helpers import REGISTRY_PATH, REPO, serve_spec  # noqa: E402
 from tests.web.browser_helpers import CHROMIUM, NO_BROWSER, chromium, overflow  # noqa: E402
+from watcher.clock import START_VARIABLE  # noqa: E402
 
 SHIPPED = ROOT / "config" / "watcher.yaml"
 REGISTRY_PATHS = {
@@ -79,6 +85,24 @@ def local_config(folder: Path, registry_base: str, gh: FakeGitHub) -> Path:
     return path
 
 
+def poll(config: Path) -> None:
+    """One `mcp-watcher poll` on the config, its clock pinned as the service's will be, no Slack variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    env[START_VARIABLE] = SERVICE_CLOCK_START
+    env["PYTHONPATH"] = str(ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "watcher.cli", "--config", str(config), "poll", "--no-deliver"],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    print(done.stdout.strip())
+    if done.returncode not in (0, 3):  # 3: some source failed, which the page shows
+        raise RuntimeError(f"mcp-watcher poll exited {done.returncode}:\n{done.stderr}")
+
+
 def wait_for_runs(base: str, timeout: float) -> dict[str, Any]:
     """Until the first poll happened and every queued suite run finished; returns /api/status."""
     deadline = time.monotonic() + timeout
@@ -108,6 +132,11 @@ def main() -> int:
         with serve_registry(folder / "registry") as registry, FakeGitHub() as gh:
             serve_spec(gh)
             config = local_config(folder, registry.base, gh)
+            history = McpHistory(folder / "registry" / MCP_PAGE)
+            history.before("2.0.0a1")
+            poll(config)
+            history.whole()
+            poll(config)
             service = start_service(config, {}, folder / "service.log", clock_start=SERVICE_CLOCK_START)
             try:
                 service.wait_http(timeout=120)

@@ -206,3 +206,22 @@ def test_a_passing_run_says_a_word_about_a_traceback_on_stderr(tmp_path: Path):
         "The server wrote this traceback to stderr; the run passed (no check failed and the server kept serving)."
     )
     assert notes["fail"] is None
+
+
+def test_failing_sources_with_one_cause_are_one_line(tmp_path: Path):
+    sdks = [{"name": n, "registry": "npm", "package": f"@scope/{n}"} for n in ("core", "node", "express", "sdk")]
+    config = tmp_path / "watcher.yaml"
+    config.write_text(
+        yaml.safe_dump({"state": str(tmp_path / "state.db"), "sdks": sdks, "teams": [], "servers": []}),
+        encoding="utf-8",
+    )
+    store = Store(tmp_path / "state.db")
+    for name in ("core", "node", "express"):
+        store.record_poll(name, "sdk", NOW, False, f"https://registry.test/@scope%2f{name}: DNS lookup failed")
+    store.record_poll("sdk", "sdk", NOW, True, None)
+    store.record_poll("spec", "spec", NOW, True, None)
+    line = collect_overview(WebContext(load_config(config), store, now=lambda: NOW)).sources_line
+    assert (line.total, line.ok, line.failing, line.never) == (5, 2, 3, 0)
+    assert [(g.sources, g.error) for g in line.groups] == [
+        (["core", "node", "express"], "https://registry.test/…: DNS lookup failed")
+    ]

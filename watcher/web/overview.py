@@ -9,6 +9,7 @@ folds to one line per team (counted in SQL), each linking to that team's own mat
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
@@ -358,11 +359,19 @@ def _source_status(ctx: WebContext, source: SourceFigures, now: datetime) -> Sou
     )
 
 
+URL_PATH = re.compile(r"(https?://[^/\s]+)/\S*?(?=[:;,]?(?:\s|$))")
+
+
+def error_kind(error: str) -> str:
+    """An error with each URL cut to its host: ten sources failing on one registry's DNS read as one line."""
+    return URL_PATH.sub(r"\1/…", error)
+
+
 def _sources_line(ctx: WebContext, figures: StatusFigures) -> SourcesLine:
     every = [*figures.sources, figures.spec]
     groups: dict[str, list[str]] = {}
     for source in figures.failing:
-        groups.setdefault(ctx.clean(source.error or "no reason recorded"), []).append(source.name)
+        groups.setdefault(error_kind(ctx.clean(source.error or "no reason recorded")), []).append(source.name)
     return SourcesLine(
         total=len(every),
         ok=sum(1 for s in every if s.ok),
