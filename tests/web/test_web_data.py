@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
 
 import yaml
 from starlette.requests import Request
 
+from tests.fakes.github_server import FakeGitHub
+from tests.spec.helpers import poll as spec_poll
+from tests.spec.helpers import serve_spec, spec_config
 from tests.suites.helpers import library_server
 from tests.web.helpers import NOW
 from watcher.config import LoadedConfig, load_config
@@ -225,3 +229,28 @@ def test_failing_sources_with_one_cause_are_one_line(tmp_path: Path):
     assert [(g.sources, g.error) for g in line.groups] == [
         (["core", "node", "express"], "https://registry.test/…: DNS lookup failed")
     ]
+
+
+def test_a_failed_spec_read_beside_an_earlier_copy_says_where_the_dates_come_from(tmp_path: Path):
+    with FakeGitHub() as gh:
+        serve_spec(gh)
+        config = tmp_path / "watcher.yaml"
+        data = {**spec_config(gh), "state": str(tmp_path / "state.db"), "servers": []}
+        data["sdks"] = [{"name": "python", "registry": "pypi", "package": "mcp"}]
+        config.write_text(yaml.safe_dump(data), encoding="utf-8")
+        loaded = load_config(config)
+        store = Store(tmp_path / "state.db")
+        assert spec_poll(loaded, store, NOW.date().isoformat()).get("ok")
+    store.record_poll("python", "sdk", NOW, True, None)
+    two_hours_ago = NOW - timedelta(hours=2)
+    store.record_poll(
+        "spec", "spec", two_hours_ago, False, "cannot read the registry: HTTP 502", finished=two_hours_ago
+    )
+    overview = collect_overview(WebContext(loaded, store, now=lambda: NOW))
+    [banner] = overview.banners
+    saved = store.get_kv("spec.registry.last_good")["saved"]
+    assert banner == (
+        "The spec source failed at its last read, 2 h ago (cannot read the registry: HTTP 502): the removal dates "
+        f"come from the copy read {saved}."
+    )
+    assert overview.outlook.registry_known and overview.outlook.next_removal == "2027-03-30"

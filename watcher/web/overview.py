@@ -165,6 +165,8 @@ class Outlook:
     next_removal: str | None
     next_removal_days: int | None
     next_removal_features: list[str]
+    state_error: str | None = None
+    """The spec state could not be read at all (the banner says so)."""
 
 
 @dataclass(frozen=True)
@@ -388,7 +390,12 @@ def banners(ctx: WebContext, figures: StatusFigures, outlook: Outlook, now: date
     lines = []
     spec = figures.spec
     last_good = ctx.store.get_kv(KV_LAST_GOOD)
-    if not outlook.registry_known or last_good is None:
+    if outlook.state_error is not None:
+        lines.append(
+            f"The spec state in the database could not be read ({outlook.state_error}): the next revision and the "
+            "next earliest removal are unknown."
+        )
+    elif not outlook.registry_known or last_good is None:
         if spec.ok is False:
             lines.append(
                 f"The spec source could not be read ({ctx.clean(spec.error or 'no reason recorded')}) and no earlier "
