@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from tests.web.helpers import NOW
 from watcher.config import LoadedConfig, load_config
 from watcher.store import Store
 from watcher.web.access import Access
-from watcher.web.app import Pages
+from watcher.web.app import Pages, as_json, stream_overview
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
 from watcher.web.overview import FOLD_AT, collect_overview
@@ -254,3 +255,20 @@ def test_a_failed_spec_read_beside_an_earlier_copy_says_where_the_dates_come_fro
         f"come from the copy read {saved}."
     )
     assert overview.outlook.registry_known and overview.outlook.next_removal == "2027-03-30"
+
+
+def test_the_streamed_api_is_the_overview_as_json(tmp_path: Path):
+    servers = [library_server(name=f"s{i}", team=("books", "maps")[i % 2]) for i in range(5)]
+    loaded = _config(tmp_path, servers)
+    store = Store(tmp_path / "state.db")
+    _version(store, "2.3.0", False, True)
+    _version(store, 'b"1<', True, False)  # a version a registry named with quotes and markup
+    store.queue_run("s1", "python", 'b"1<', "cli")
+    run = store.claim_run()
+    assert run is not None
+    store.finish_run(run["id"], "fail", {"reasons": []}, 1.0)
+    store.queue_run("s2", "python", "2.3.0", "release:python:2.3.0")
+    overview = collect_overview(WebContext(loaded, store, now=lambda: NOW), fold=False)
+    pieces = list(stream_overview(overview))
+    assert json.loads(b"".join(pieces)) == json.loads(json.dumps(as_json(overview)))
+    assert sum(len(p) for p in pieces) > 0 and len(overview.matrices[0].teams) == 2
