@@ -17,7 +17,7 @@ from tests.web.helpers import NOW
 from watcher.config import LoadedConfig, load_config
 from watcher.store import Store
 from watcher.web.access import Access
-from watcher.web.app import Pages, as_json, stream_overview
+from watcher.web.app import Pages, as_json, page_url, stream_overview
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
 from watcher.web.overview import FOLD_AT, collect_overview
@@ -272,3 +272,9 @@ def test_the_streamed_api_is_the_overview_as_json(tmp_path: Path):
     pieces = list(stream_overview(overview))
     assert json.loads(b"".join(pieces)) == json.loads(json.dumps(as_json(overview)))
     assert sum(len(p) for p in pieces) > 0 and len(overview.matrices[0].teams) == 2
+
+
+def test_the_page_address_the_start_up_log_names():
+    assert page_url("127.0.0.1", 8765) == "http://127.0.0.1:8765/"
+    assert page_url("::1", 8765) == "http://[::1]:8765/"
+    assert page_url("0.0.0.0", 80) == "http://localhost:80/ (listening on every address)"
