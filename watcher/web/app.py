@@ -60,7 +60,7 @@ def as_json(value: Any) -> Any:
     return value
 
 
-CHUNK = 1 << 16
+CHUNK = 1 << 18
 """Bytes per piece of a streamed response: each piece costs a hop to Starlette's thread pool."""
 
 
