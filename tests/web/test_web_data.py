@@ -20,6 +20,7 @@ from watcher.web.access import Access
 from watcher.web.app import Pages, as_json, page_url, stream_overview
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
+from watcher.web.deprecations import collect_deprecations
 from watcher.web.overview import FOLD_AT, collect_overview
 from watcher.web.run_page import collect_run
 
@@ -278,3 +279,18 @@ def test_the_page_address_the_start_up_log_names():
     assert page_url("127.0.0.1", 8765) == "http://127.0.0.1:8765/"
     assert page_url("::1", 8765) == "http://[::1]:8765/"
     assert page_url("0.0.0.0", 80) == "http://localhost:80/ (listening on every address)"
+
+
+def test_the_deprecations_page_words_the_spec_source_for_its_table(tmp_path: Path):
+    loaded = _config(tmp_path, [library_server()])
+    store = Store(tmp_path / "state.db")
+    ctx = WebContext(loaded, store, now=lambda: NOW)
+    empty = "the table below is empty because nothing is known, not because nothing is deprecated."
+    assert collect_deprecations(ctx, NOW.date()).problems == [f"The spec source has not been read yet: {empty}"]
+    store.record_poll("spec", "spec", NOW, False, "cannot read the registry: HTTP 503", finished=NOW)
+    store.set_kv("spec.alerts", {"registry": {"error": "cannot read the registry: HTTP 503", "episode": 1}})
+    problems = collect_deprecations(ctx, NOW.date()).problems
+    assert problems == [
+        f"The spec source could not be read (cannot read the registry: HTTP 503) and no earlier copy exists: {empty}"
+    ]
+    assert not any("stays in use" in p or "last good copy" in p for p in problems)  # there is no copy

@@ -56,7 +56,28 @@ def _collect(ctx: WebContext, today: date) -> tuple[DeprecationsPage, SpecView]:
         FeatureRow(feature_of(row, [u.server for u in uses.get(str(row["key"]), [])]), uses.get(str(row["key"]), []))
         for row in ordered_rows(spec.rows)
     ]
-    return DeprecationsPage(today.isoformat(), features, [ctx.clean(p) for p in spec.problems], checked), spec
+    return DeprecationsPage(today.isoformat(), features, _problems(ctx, spec), checked), spec
+
+
+def _problems(ctx: WebContext, spec: SpecView) -> list[str]:
+    """The spec source's condition worded for this page (the digest's own lines speak of the digest), then
+    the rest of the spec view's problems (SEP dates that could not be resolved, …)."""
+    from watcher.figures import status_figures
+    from watcher.web.overview import spec_banners
+
+    source = status_figures(ctx.loaded.config, ctx.store).spec
+    lines = spec_banners(
+        ctx,
+        source,
+        ctx.now(),
+        unknown="the table below is empty because nothing is known, not because nothing is deprecated",
+        dates="the rows below",
+    )
+    return lines + [ctx.clean(p) for p in spec.problems if not p.startswith(SPEC_SOURCE_LINES)]
+
+
+SPEC_SOURCE_LINES = ("The spec's deprecated-features registry", "The spec registry", "The spec releases")
+"""How the spec view's own lines about the spec source begin; this page words that condition itself."""
 
 
 def timeline_png(ctx: WebContext, today: date) -> bytes:

@@ -383,31 +383,37 @@ def _sources_line(ctx: WebContext, figures: StatusFigures) -> SourcesLine:
     )
 
 
-def banners(ctx: WebContext, figures: StatusFigures, outlook: Outlook, now: datetime) -> list[str]:
-    """One line per condition that makes something on `/` unknown or stale, saying what it affects here."""
+def spec_banners(ctx: WebContext, spec: SourceFigures, now: datetime, unknown: str, dates: str) -> list[str]:
+    """The spec source's condition in one line, if it has one, saying what it makes ``unknown`` on the page (no
+    copy read yet) or where its ``dates`` come from (an earlier copy)."""
     from watcher.spec.watch import KV_LAST_GOOD
 
-    lines = []
-    spec = figures.spec
     last_good = ctx.store.get_kv(KV_LAST_GOOD)
+    error = ctx.clean(spec.error or "no reason recorded")
+    if last_good is None:
+        if spec.ok is False:
+            return [f"The spec source could not be read ({error}) and no earlier copy exists: {unknown}."]
+        return [f"The spec source has not been read yet: {unknown}."]
+    if spec.ok is False:
+        saved = last_good.get("saved") or "earlier"
+        ago = age(parse_iso(spec.last_poll), now)
+        return [
+            f"The spec source failed at its last read, {ago} ago ({error}): {dates} come from the copy read {saved}."
+        ]
+    return []
+
+
+def banners(ctx: WebContext, figures: StatusFigures, outlook: Outlook, now: datetime) -> list[str]:
+    """One line per condition that makes something on `/` unknown or stale, saying what it affects here."""
+    lines = []
     if outlook.state_error is not None:
         lines.append(
             f"The spec state in the database could not be read ({outlook.state_error}): the next revision and the "
             "next earliest removal are unknown."
         )
-    elif not outlook.registry_known or last_good is None:
-        if spec.ok is False:
-            lines.append(
-                f"The spec source could not be read ({ctx.clean(spec.error or 'no reason recorded')}) and no earlier "
-                "copy exists: the next earliest removal is unknown."
-            )
-        else:
-            lines.append("The spec source has not been read yet: the next earliest removal is unknown.")
-    elif spec.ok is False:
-        saved = last_good.get("saved") or "earlier"
-        lines.append(
-            f"The spec source failed at its last read, {age(parse_iso(spec.last_poll), now)} ago "
-            f"({ctx.clean(spec.error or 'no reason recorded')}): the removal dates come from the copy read {saved}."
+    else:
+        lines += spec_banners(
+            ctx, figures.spec, now, unknown="the next earliest removal is unknown", dates="the removal dates"
         )
     sdks = figures.sources
     failing = [s for s in sdks if s.ok is False]
