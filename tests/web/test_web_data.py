@@ -164,6 +164,11 @@ def test_many_servers_fold_per_team_and_a_team_or_a_search_shows_rows(tmp_path: 
     cells = {(r.server, c.version): c.state for r in rows for c in r.cells}
     assert cells[("s000", "2.4.0b1")] in ("pass", "fail") and cells[("s000", "2.3.0")] == "not-run"
 
+    one_team = [library_server(name=f"t{i:03d}", team="books") for i in range(count)]
+    (tmp_path / "big").mkdir()
+    big = WebContext(_config(tmp_path / "big", one_team), Store(tmp_path / "big" / "state.db"), now=lambda: NOW)
+    assert collect_overview(big).selection.folded and not collect_overview(big, team="books").selection.folded
+
     found = collect_overview(ctx, query="S01")
     shown = [r.server for m in found.matrices for t in m.teams for r in t.servers]
     assert sorted(shown) == [f"s01{i}" for i in range(10)] and found.selection.shown == 10

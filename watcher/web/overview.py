@@ -260,7 +260,7 @@ def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", 
     now = ctx.now()
     figures = status_figures(config, ctx.store)
     chosen = select_servers(config.servers, team, query)
-    folded = fold and len(chosen) > FOLD_AT
+    folded = fold and team is None and len(chosen) > FOLD_AT  # a team asked for by name is shown whole
     versions_by_sdk: dict[str, list[VersionRow]] = {}
     for row in ctx.store.version_rows():
         versions_by_sdk.setdefault(row["sdk"], []).append(row)
