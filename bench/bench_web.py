@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import yaml
@@ -93,7 +93,7 @@ def fill(folder: Path, servers: int, versions: int) -> tuple[Store, Path]:
             for j, version in enumerate(names):
                 verdict = VERDICTS[(i + j) % len(VERDICTS)]
                 report = {"server": f"server-{i:04d}", "verdict": verdict, "reasons": [], "detail": REPORT_PADDING}
-                moment = iso(NOW.replace(minute=(i + j) % 60))
+                moment = iso(NOW - timedelta(minutes=(i + j) % 60))
                 rows.append(
                     {
                         "key": f"server-{i:04d}@{version}",
