@@ -257,6 +257,12 @@ class GitHubActionsExecutor(_Strict):
     find_seconds: float = Field(default=300, gt=0)
     """How long the dispatched run may take to appear in the runs list."""
     poll_seconds: float = Field(default=15, gt=0)
+    max_artifact_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    """The artifact zip as downloaded; a larger one is an error result and is not kept."""
+    max_inflated_bytes: int = Field(default=256 * 1024 * 1024, gt=0)
+    """What the zip's entries declare they inflate to, together."""
+    max_report_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    """report.json inflated: checked against its declared size before reading and while reading."""
 
 
 Executor = Annotated[LocalExecutor | GitHubActionsExecutor, Field(discriminator="kind")]

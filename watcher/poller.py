@@ -20,7 +20,7 @@ from watcher.sources.notices import release_notice
 from watcher.store import Notice, Store
 from watcher.store_schema import VersionRow
 from watcher.timefmt import iso, utcnow
-from watcher.versions import is_ignored, sort_key
+from watcher.versions import is_ignored, run_refusal, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -221,6 +221,8 @@ def interested(team: Team, config: WatcherConfig, release: dict[str, Any]) -> bo
 def servers_to_run(config: WatcherConfig, team: str, release: dict[str, Any]) -> list[str]:
     if not release["prerelease"] and not config.suites.on_stable:
         return []
+    if run_refusal(release["registry"], release["version"]):
+        return []  # recorded and announced, never run (the notice says why)
     return [s.name for s in config.servers if s.team == team and s.sdk == release["sdk"]]
 
 

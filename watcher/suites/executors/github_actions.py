@@ -210,31 +210,84 @@ class _Follow:
         response = self.api.call("GET", path, follow_redirects=False)
         if response.status_code in (301, 302, 303, 307, 308) and response.headers.get("location"):
             # A short-lived signed address on another host: it gets no token.
-            blob = self.api.client.get(response.headers["location"], timeout=self.api.settings.timeout_seconds)
-            if blob.status_code != 200:
-                raise ActionsError(f"the artifact download answered HTTP {blob.status_code}")
-            return blob.content
+            return self.capped_download(response.headers["location"])
         if response.status_code == 200:
+            self.check_artifact_size(len(response.content))
             return response.content
         raise ActionsError(f"cannot download the artifact (HTTP {response.status_code}: {message(response)})")
 
+    def check_artifact_size(self, size: int, *, declared: bool = False) -> None:
+        limit = self.settings.max_artifact_bytes
+        if size > limit:
+            what = f"declares {size:,} bytes" if declared else f"is larger than {limit:,} bytes"
+            raise ActionsError(f"the artifact {what}, over executor.max_artifact_bytes ({limit:,}); not read")
+
+    def capped_download(self, url: str) -> bytes:
+        """The zip, streamed: refused on its declared length, or as soon as it passes the cap."""
+        chunks: list[bytes] = []
+        size = 0
+        with self.api.client.stream("GET", url, timeout=self.api.settings.timeout_seconds) as blob:
+            if blob.status_code != 200:
+                raise ActionsError(f"the artifact download answered HTTP {blob.status_code}")
+            declared = blob.headers.get("content-length")
+            if declared and declared.isdigit():
+                self.check_artifact_size(int(declared), declared=True)
+            for chunk in blob.iter_bytes():
+                size += len(chunk)
+                self.check_artifact_size(size)
+                chunks.append(chunk)
+        return b"".join(chunks)
+
     def read_report(self, zipped: bytes) -> dict[str, Any]:
+        """report.json out of the zip, bounded: the entries' declared sizes are checked before anything is
+        inflated, and report.json is inflated at most `max_report_bytes` (+1, to know it was more)."""
+        settings = self.settings
         try:
             with zipfile.ZipFile(io.BytesIO(zipped)) as archive:
-                names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == REPORT_FILE]
-                if not names:
+                entries = archive.infolist()
+                inflated = sum(entry.file_size for entry in entries)
+                if inflated > settings.max_inflated_bytes:
+                    raise ActionsError(
+                        f"the artifact would inflate to {inflated:,} bytes, over executor.max_inflated_bytes "
+                        f"({settings.max_inflated_bytes:,}); not read"
+                    )
+                found = [e for e in entries if e.filename.rsplit("/", 1)[-1] == REPORT_FILE]
+                if not found:
                     raise ActionsError(f"the artifact is not a check report: no {REPORT_FILE} in it")
-                report = json.loads(archive.read(names[0]))
-        except (zipfile.BadZipFile, ValueError) as exc:
+                entry, limit = found[0], settings.max_report_bytes
+                if entry.file_size > limit:
+                    raise ActionsError(
+                        f"{REPORT_FILE} declares {entry.file_size:,} bytes, over executor.max_report_bytes "
+                        f"({limit:,}); not read"
+                    )
+                with archive.open(entry) as handle:
+                    data = handle.read(limit + 1)
+                if len(data) > limit:
+                    raise ActionsError(f"{REPORT_FILE} inflates past executor.max_report_bytes ({limit:,}); not read")
+                report = json.loads(data)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, EOFError) as exc:
             raise ActionsError(f"the artifact is not a check report: {exc}") from exc
         if not isinstance(report, dict) or report.get("verdict") not in ("pass", "fail", "error"):
             raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has no verdict")
         if report.get("server") != self.server.name or report.get("sdk_version") != self.run["sdk_version"]:
             raise ActionsError(
-                f"the artifact is a report of {report.get('server')} on {report.get('sdk_version')}, "
+                f"the artifact is a report of {_shown(report.get('server'))} on {_shown(report.get('sdk_version'))}, "
                 f"not of {self.server.name} on {self.run['sdk_version']}"
             )
+        reasons = report.get("reasons", [])
+        if not isinstance(reasons, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("reason"), str) for r in reasons
+        ):
+            raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has malformed reasons")
+        if not isinstance(report.get("seconds", 0), int | float | None):
+            raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has malformed seconds")
         return report
+
+
+def _shown(value: object) -> str:
+    """A value from a report, short enough for a reason."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "…"
 
 
 def read_token(loaded: LoadedConfig, settings: GitHubActionsExecutor, environ: dict[str, str]) -> str:
