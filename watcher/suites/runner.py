@@ -163,6 +163,7 @@ class _Run:
             timeout=self.server.timeouts.install,
             secret_names=self.secret_names,
             cancel=self.cancel,
+            protocols=self.config.suites.git_protocols,
         )
         self.report["source"] = result.as_dict()
         if not result.ok:
