@@ -302,6 +302,8 @@ class GitHubActionsExecutor(_Strict):
     find_seconds: float = Field(default=300, gt=0)
     """How long the dispatched run may take to appear in the runs list."""
     poll_seconds: float = Field(default=15, gt=0)
+    lookup_seconds: float = Field(default=60, gt=0)
+    """After a dispatch whose answer was lost: how long to look for its run before sending it again."""
     max_artifact_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
     """The artifact zip as downloaded; a larger one is an error result and is not kept."""
     max_inflated_bytes: int = Field(default=256 * 1024 * 1024, gt=0)

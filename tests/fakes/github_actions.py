@@ -6,6 +6,7 @@
     # it through plan.statuses; when completed it has the plan's artifacts.
     gh.actions.dispatches                       # the inputs of every accepted dispatch
     gh.actions.token = "ghp_…"                  # then a request without "Bearer <token>" answers 401/403
+    gh.actions.accept_then_fail = [502]         # the next dispatch starts its run, then answers 502 anyway
 
 Answers follow the recorded shapes in tests/fixtures/github_actions/.
 """
@@ -70,6 +71,7 @@ class FakeActions:
         self.runs: dict[int, _Run] = {}
         self.dispatches: list[dict[str, Any]] = []
         self.token: str | None = None
+        self.accept_then_fail: list[int] = []
         self._next_id = 11750009000
 
     def add_workflow(self, repo: str, workflow: str, plan: RunPlan | None = None) -> None:
@@ -155,6 +157,8 @@ class FakeActions:
         self.dispatches.append(dict(inputs))
         title = f"mcp-watcher {inputs['server']} {inputs['sdk_package']} {inputs['sdk_version']} [{inputs['run_key']}]"
         self._new_run(repo, workflow, title, copy.deepcopy(plan))
+        if self.accept_then_fail:
+            return self.accept_then_fail.pop(0), {"message": "Server Error"}, {}
         return 204, b"", {}
 
     def _list_runs(self, repo: str, query: dict[str, str]):

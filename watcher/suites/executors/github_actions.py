@@ -6,7 +6,10 @@ until it completes → download its artifact (a zip holding the `check --json` r
 with a link to the run, is the result. Every way this can go wrong is an `error` report with the
 reason and a link, never a drop and never a pass. The store remembers each dispatch by run key, so a
 restart follows the run it already started instead of dispatching again. Rate limits
-(`retry-after`, `x-ratelimit-remaining`/`-reset`, secondary limits) are waited out.
+(`retry-after`, `x-ratelimit-remaining`/`-reset`, secondary limits) are waited out, but every wait
+ends on stop and none goes past the run's deadline (`timeout_minutes`). A dispatch whose answer was
+lost (5xx, no answer) may have started a run: it is looked up by its run key before it is sent again.
+The artifact is bounded (download, inflated and report.json caps): over a cap it is an `error`.
 """
 
 from __future__ import annotations
@@ -28,14 +31,10 @@ from watcher import clock, vault
 from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
 from watcher.store import Store, parse_iso
 from watcher.store_schema import RunRow
-from watcher.suites.executors.github_api import ActionsError, GitHubApi, message
+from watcher.suites.executors.github_api import ActionsError, GitHubApi, Interrupted, Uncertain, message
 from watcher.suites.runner import ERROR, REPORT_FILE, new_run_id, prune_runs, sdk_package_of
 
 log = logging.getLogger(__name__)
-
-
-class Interrupted(Exception):
-    pass
 
 
 DISPATCH_INPUTS = ("server", "sdk_package", "sdk_version", "run_key")
@@ -81,11 +80,8 @@ class _Follow:
         }
 
     def sleep(self, seconds: float) -> None:
-        if self.stop is not None:
-            if self.stop.wait(seconds):
-                raise Interrupted()
-        else:
-            self.api.wait(seconds)
+        """A pause between two looks at GitHub: ends on stop, never past the run's deadline."""
+        self.api.sleep(seconds, "waiting for the Actions run", clip=True)
 
     def report(self) -> dict[str, Any]:
         row = self.store.dispatched(self.key)
@@ -124,7 +120,22 @@ class _Follow:
             },
         }
         path = f"/repos/{self.repo}/actions/workflows/{self.settings.workflow}/dispatches"
-        response = self.api.call("POST", path, json=body)
+        response = None
+        for attempt in range(self.api.settings.retries + 1):
+            try:
+                response = self.api.call("POST", path, unsafe=True, json=body)
+                break
+            except Uncertain as exc:
+                # GitHub may have started the run although the answer was lost: look before sending again.
+                log.warning("dispatch of %s got no clear answer (%s); looking it up by its key", self.key, exc)
+                if self.look_up(self.settings.lookup_seconds):
+                    self.store.record_dispatch(self.key, state="found")
+                    return
+                if attempt == self.api.settings.retries:
+                    what = f"dispatch got no clear answer and no run with its key appeared ({exc})"
+                    raise ActionsError(what) from None
+                self.api.sleep(self.api.settings.backoff_seconds * 2 ** (attempt + 1), "dispatch backoff")
+        assert response is not None
         if response.status_code not in (200, 204):
             self.store.record_dispatch(self.key, state="refused")
             what = {
@@ -145,8 +156,16 @@ class _Follow:
         self.store.record_dispatch(self.key, state="found", gh_run_id=run_id, html_url=html_url)
 
     def find(self) -> None:
+        if not self.look_up(self.settings.find_seconds):
+            raise ActionsError(
+                f"the dispatched run never appeared: no run titled with [{self.key}] within "
+                f"{self.settings.find_seconds:.0f} s (does the workflow set run-name with inputs.run_key?)"
+            )
+
+    def look_up(self, seconds: float) -> bool:
+        """Find the run titled with this run's key, asking for up to `seconds`; True when found (and recorded)."""
         marker = f"[{self.key}]"
-        deadline = time.monotonic() + self.settings.find_seconds
+        deadline = time.monotonic() + seconds
         params = {"event": "workflow_dispatch", "per_page": "100"}
         while True:
             response = self.api.call("GET", f"/repos/{self.repo}/actions/runs", params=params)
@@ -155,12 +174,9 @@ class _Follow:
             for item in response.json().get("workflow_runs") or []:
                 if marker in str(item.get("display_title") or "") or marker in str(item.get("name") or ""):
                     self.found(int(item["id"]), str(item.get("html_url") or ""))
-                    return
+                    return True
             if time.monotonic() >= deadline:
-                raise ActionsError(
-                    f"the dispatched run never appeared: no run titled with {marker} within "
-                    f"{self.settings.find_seconds:.0f} s (does the workflow set run-name with inputs.run_key?)"
-                )
+                return False
             self.sleep(self.settings.poll_seconds)
 
     def follow(self, row: dict[str, Any]) -> dict[str, Any]:
@@ -327,6 +343,7 @@ def run_on_actions(
         token = read_token(loaded, settings, dict(vault.environ() if environ is None else environ))
         with httpx.Client(transport=transport, trust_env=transport is None) as client:
             api = GitHubApi(settings.api_url, token, client, config.http_client, wait)
+            api.stop, api.deadline = stop, started + settings.timeout_minutes * 60
             follow = _Follow(loaded, store, run, server, settings, stop, api)
             report = follow.report()
             run_dir.mkdir(parents=True, exist_ok=True)
