@@ -16,6 +16,7 @@ from tests.fakes.github_server import FakeGitHub
 from tests.fakes.slack_server import FakeSlack
 from watcher.cli import main
 from watcher.config import load_config
+from watcher.evaluation.run import run_evaluation
 from watcher.store import Store
 from watcher.suites.executors import execute
 from watcher.suites.runner import run_check
@@ -103,6 +104,8 @@ def test_hostile_tags_are_recorded_and_shown_escaped_never_queued_or_run(
         report = run_check(loaded, "books-kt", tag)
         assert report["verdict"] == "error" and report["install"] is None
         assert "never run" in report["reasons"][0]["reason"]
+        evaluated = run_evaluation(loaded, "books-kt", tag, run_dir=tmp_path / "eval")
+        assert evaluated["verdict"] == "error" and "never run" in evaluated["error"]
     # And a run of a hostile version queued by an older watcher is refused by the executor, not dispatched or run.
     queued = {"id": 0, "server": "books-kt", "sdk": "kotlin", "sdk_version": HOSTILE[0], "trigger": "old"}
     refused = execute(loaded, store, queued, None)  # type: ignore[arg-type]
