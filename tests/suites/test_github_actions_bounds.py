@@ -88,6 +88,14 @@ def test_a_zip_bomb_artifact_is_an_error_with_the_reason_and_nothing_of_it_is_ke
     assert row["text"].startswith("ERROR: books-ci could not be checked")
 
 
+def test_an_artifact_served_by_the_api_itself_is_capped_too(tmp_path: Path, gh: FakeGitHub, bomb: bytes):
+    gh.actions.direct_download = True
+    report, _, _ = _run(tmp_path, gh, bomb, max_artifact_bytes=100_000)
+    assert report["verdict"] == "error"
+    assert "over executor.max_artifact_bytes (100,000)" in report["reasons"][0]["reason"]
+    assert not (Path(report["run_dir"]) / "artifact.zip").exists()
+
+
 def test_a_report_over_its_cap_while_reading_is_refused(tmp_path: Path, gh: FakeGitHub):
     padded = ci_report("pass", pad="x" * 50_000)
 

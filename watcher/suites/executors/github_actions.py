@@ -31,7 +31,14 @@ from watcher import clock, vault
 from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
 from watcher.store import Store, parse_iso
 from watcher.store_schema import RunRow
-from watcher.suites.executors.github_api import ActionsError, GitHubApi, Interrupted, Uncertain, message
+from watcher.suites.executors.github_api import (
+    ActionsError,
+    GitHubApi,
+    Interrupted,
+    TooLarge,
+    Uncertain,
+    message,
+)
 from watcher.suites.runner import ERROR, REPORT_FILE, new_run_id, prune_runs, sdk_package_of
 
 log = logging.getLogger(__name__)
@@ -223,12 +230,15 @@ class _Follow:
 
     def download(self, artifact_id: int) -> bytes:
         path = f"/repos/{self.repo}/actions/artifacts/{artifact_id}/zip"
-        response = self.api.call("GET", path, follow_redirects=False)
+        try:
+            response = self.api.call("GET", path, follow_redirects=False, max_bytes=self.settings.max_artifact_bytes)
+        except TooLarge as exc:
+            limit = self.settings.max_artifact_bytes
+            raise ActionsError(f"the artifact is over executor.max_artifact_bytes ({limit:,}); not read") from exc
         if response.status_code in (301, 302, 303, 307, 308) and response.headers.get("location"):
             # A short-lived signed address on another host: it gets no token.
             return self.capped_download(response.headers["location"])
         if response.status_code == 200:
-            self.check_artifact_size(len(response.content))
             return response.content
         raise ActionsError(f"cannot download the artifact (HTTP {response.status_code}: {message(response)})")
 

@@ -41,6 +41,10 @@ class Interrupted(Exception):
     """The service is stopping: a wait ended early."""
 
 
+class TooLarge(ActionsError):
+    """An answer over the `max_bytes` it was read with."""
+
+
 class Uncertain(ActionsError):
     """An unsafe call (a POST) got no clear answer: it may have been carried out."""
 
@@ -87,7 +91,11 @@ class GitHubApi:
             "User-Agent": self.settings.user_agent,
         }
 
-    def call(self, method: str, path: str, *, unsafe: bool = False, **kwargs: Any) -> httpx.Response:
+    def call(
+        self, method: str, path: str, *, unsafe: bool = False, max_bytes: int | None = None, **kwargs: Any
+    ) -> httpx.Response:
+        """One REST call, retried and rate-limit aware. With `max_bytes`, the body is streamed and a larger
+        one is an ActionsError (declared length first, then as it arrives), never held in memory whole."""
         url = path if path.startswith("http") else f"{self.base.rstrip('/')}{path}"
         problem, attempt, rate_waits = "", 0, 0
         while attempt <= self.settings.retries:
@@ -95,9 +103,7 @@ class GitHubApi:
                 self._pause(self._reset_at - time.time())
                 self._reset_at = None
             try:
-                response = self.client.request(
-                    method, url, headers=self.headers(), timeout=self.settings.timeout_seconds, **kwargs
-                )
+                response = self._request(method, url, max_bytes, **kwargs)
             except httpx.HTTPError as exc:
                 problem = f"{type(exc).__name__}: {exc}"
                 if unsafe and not isinstance(exc, httpx.ConnectError):  # it may have arrived
@@ -121,6 +127,25 @@ class GitHubApi:
                 continue
             return response
         raise ActionsError(f"{method} {url}: {problem} (after {attempt} attempts)")
+
+    def _request(self, method: str, url: str, max_bytes: int | None, **kwargs: Any) -> httpx.Response:
+        timeout = self.settings.timeout_seconds
+        if max_bytes is None:
+            return self.client.request(method, url, headers=self.headers(), timeout=timeout, **kwargs)
+        with self.client.stream(method, url, headers=self.headers(), timeout=timeout, **kwargs) as response:
+            declared = response.headers.get("content-length")
+            if declared and declared.isdigit() and int(declared) > max_bytes:
+                raise TooLarge(f"{method} {url}: the answer declares {int(declared):,} bytes, over {max_bytes:,}")
+            chunks, size = [], 0
+            for chunk in response.iter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise TooLarge(f"{method} {url}: the answer is larger than {max_bytes:,} bytes")
+                chunks.append(chunk)
+        # The body as read (bounded), on a response that no longer needs its stream.
+        return httpx.Response(
+            response.status_code, headers=response.headers, content=b"".join(chunks), request=response.request
+        )
 
     def _pause(self, seconds: float) -> None:
         seconds = min(max(seconds, 1.0), MAX_RATE_WAIT)
