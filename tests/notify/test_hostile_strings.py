@@ -148,3 +148,9 @@ def test_safe_url_accepts_plain_addresses_only():
     assert kit.safe_url("https://github.com/acme/books/actions/runs/11750009001") is not None
     for bad in ["https://e.example/x|label", "https://e.example/<!channel>", "javascript:alert(1)", "https://a b", ""]:
         assert kit.safe_url(bad) is None, bad
+
+
+def test_the_console_shows_the_characters_not_the_entities_and_no_terminal_escapes():
+    assert kit.for_console("Node &gt;= 22 &amp; npm &lt;x&gt;") == "Node >= 22 & npm <x>"
+    assert kit.for_console("tag v1\x1b[2J\x07") == "tag v1\N{REPLACEMENT CHARACTER}[2J\N{REPLACEMENT CHARACTER}"
+    assert kit.for_console("two\nlines\tkept") == "two\nlines\tkept"

@@ -57,6 +57,16 @@ def defuse(text: str) -> str:
     return _COMMAND.sub("&lt;", text)
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def for_console(text: str) -> str:
+    """A notice's text for a terminal: Slack's three entities shown as the characters they stand for, and no
+    control character from outside (a tag could carry terminal escape sequences)."""
+    shown = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", shown)
+
+
 def guard(text: str, blocks: list[dict[str, Any]] | None) -> tuple[str, list[dict[str, Any]] | None]:
     """The message as it may be sent: ``defuse`` applied to the fallback text and every text in the blocks."""
     return defuse(text), [_defused(block) for block in blocks] if blocks else blocks

@@ -23,7 +23,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from watcher.config import SlackCredentials, SlackSettings
 from watcher.errors import WatcherError
 from watcher.notify import keys
-from watcher.notify.blocks import guard
+from watcher.notify.blocks import for_console, guard
 from watcher.notify.retry import post_handlers, read_handlers
 from watcher.store import Store, iso, parse_iso, utcnow
 from watcher.store_schema import OutboxRow
@@ -249,7 +249,7 @@ class ConsoleSink:
         stream = self.stream or sys.stdout
         reply = " (thread reply)" if row["thread_of"] else ""
         print(f"--- notice for {row['team']} → {row['channel']}{reply} [{row['key']}]", file=stream)
-        print(row["text"], file=stream)
+        print(for_console(row["text"]), file=stream)
         for item in row["files"]:
             print(f"    file: {item['path']}", file=stream)
         stream.flush()
