@@ -135,8 +135,7 @@ class _Follow:
             except Uncertain as exc:
                 # GitHub may have started the run although the answer was lost: look before sending again.
                 log.warning("dispatch of %s got no clear answer (%s); looking it up by its key", self.key, exc)
-                if self.look_up(self.settings.lookup_seconds):
-                    self.store.record_dispatch(self.key, state="found")
+                if self.look_up(self.settings.lookup_seconds):  # found: recorded with its run id
                     return
                 if attempt == self.api.settings.retries:
                     what = f"dispatch got no clear answer and no run with its key appeared ({exc})"
