@@ -6,10 +6,15 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.digest.helpers import DIGEST_NOW, TODAY, add_release, build_state
+from watcher.digest.build import build_digest
+from watcher.digest.slack import slack_messages
 from watcher.notify import blocks as kit
 from watcher.sources.notices import release_notice
 from watcher.spec.notices import Change, render_change, render_operator
@@ -154,3 +159,15 @@ def test_the_console_shows_the_characters_not_the_entities_and_no_terminal_escap
     assert kit.for_console("Node &gt;= 22 &amp; npm &lt;x&gt;") == "Node >= 22 & npm <x>"
     assert kit.for_console("tag v1\x1b[2J\x07") == "tag v1\N{REPLACEMENT CHARACTER}[2J\N{REPLACEMENT CHARACTER}"
     assert kit.for_console("two\nlines\tkept") == "two\nlines\tkept"
+
+
+def test_the_weekly_digest_escapes_a_hostile_release_version(tmp_path: Path):
+    state = build_state(tmp_path)
+    hostile = "2.4.0b2 <!channel> <https://evil.example|notes>"
+    add_release(state.store, "python", "pypi", "mcp", hostile, True, datetime(2026, 11, 27, 9, 0, tzinfo=UTC))
+    digest = build_digest(state.loaded, state.store, "books", TODAY, until=DIGEST_NOW)
+    messages = slack_messages(digest)
+    shown = "\n".join(_everything(m.text, m.blocks) for m in messages)
+    assert "2.4.0b2" in shown  # the release is listed …
+    for message in messages:
+        _assert_clean(message.text, message.blocks)  # … escaped
