@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -227,12 +227,57 @@ class GitSource(_Strict):
     subdir: str = ""
     """The server's folder inside the repository ("": the repository's root)."""
 
+    @field_validator("git", "ref")
+    @classmethod
+    def _not_an_option(cls, value: str) -> str:
+        if value.startswith("-"):
+            raise ValueError("must not start with '-' (git would read it as an option)")
+        if any(c.isspace() or ord(c) < 32 for c in value.strip()) and "://" not in value:
+            raise ValueError("must not hold spaces or control characters")
+        return value
+
     @field_validator("subdir")
     @classmethod
     def _relative(cls, value: str) -> str:
         if value.startswith("/") or ".." in Path(value).parts:
             raise ValueError("expected a folder inside the repository (relative, no '..')")
         return value
+
+
+GitProtocol = Literal["https", "ssh", "http", "file"]
+DEFAULT_GIT_PROTOCOLS: tuple[GitProtocol, ...] = ("https", "ssh")
+_GIT_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
+
+
+def git_protocol(url: str) -> str | None:
+    """The protocol git would use for ``url`` (a local path is ``file``); None for a form no list allows
+    (git's ``transport::address`` remote helpers such as ``ext::``, unknown schemes)."""
+    head = url.split("/", 1)[0]
+    if "::" in head:
+        return None
+    if "://" in url:
+        scheme = url.split("://", 1)[0].lower()
+        scheme = {"git+ssh": "ssh", "ssh+git": "ssh"}.get(scheme, scheme)
+        return scheme if scheme in ("https", "ssh", "http", "file", "git") else None
+    if _GIT_SCP_LIKE.match(url):
+        return "ssh"
+    return "file"
+
+
+def git_protocol_refusal(url: str, allowed: Sequence[str]) -> str | None:
+    """Why ``url`` may not be fetched under ``suites.git_protocols``; None when it may."""
+    if url.startswith("-"):
+        return "must not start with '-' (git would read it as an option)"
+    protocol = git_protocol(url)
+    if protocol is None:
+        return f"{url!r}: not a protocol git is allowed to use here (allowed: {', '.join(allowed)})"
+    if protocol not in allowed:
+        how = " (a local path is file)" if protocol == "file" and "://" not in url else ""
+        return (
+            f"protocol {protocol}{how} is not in suites.git_protocols ({', '.join(allowed)}); "
+            f"add it there to fetch from {url!r}"
+        )
+    return None
 
 
 class LocalExecutor(_Strict):
@@ -257,6 +302,14 @@ class GitHubActionsExecutor(_Strict):
     find_seconds: float = Field(default=300, gt=0)
     """How long the dispatched run may take to appear in the runs list."""
     poll_seconds: float = Field(default=15, gt=0)
+    lookup_seconds: float = Field(default=60, gt=0)
+    """After a dispatch whose answer was lost: how long to look for its run before sending it again."""
+    max_artifact_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    """The artifact zip as downloaded; a larger one is an error result and is not kept."""
+    max_inflated_bytes: int = Field(default=256 * 1024 * 1024, gt=0)
+    """What the zip's entries declare they inflate to, together."""
+    max_report_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    """report.json inflated: checked against its declared size before reading and while reading."""
 
 
 Executor = Annotated[LocalExecutor | GitHubActionsExecutor, Field(discriminator="kind")]
@@ -351,6 +404,8 @@ class SuiteSettings(_Strict):
     envs_dir: str = "state/envs"
     git_cache_dir: str = "state/git"
     """One shallow cache clone per source repository."""
+    git_protocols: list[GitProtocol] = Field(default_factory=lambda: list(DEFAULT_GIT_PROTOCOLS))
+    """The protocols a `source.git` may use (git's own GIT_ALLOW_PROTOCOL too); `file` covers local paths."""
     keep_runs: int = Field(default=20, ge=1)
     """Artifacts kept per server; older run folders are deleted."""
     on_stable: bool = False
@@ -431,6 +486,10 @@ class WatcherConfig(_Strict):
                 raise _RefError(("servers", i, "team"), f"unknown team {server.team!r}; configured: {team_names}")
             if server.sdk not in sdk_names:
                 raise _RefError(("servers", i, "sdk"), f"unknown SDK {server.sdk!r}; configured: {sdk_names}")
+            if server.source is not None:
+                problem = git_protocol_refusal(server.source.git, self.suites.git_protocols)
+                if problem:
+                    raise _RefError(("servers", i, "source", "git"), problem)
         return self
 
     # Convenience lookups used across the service.

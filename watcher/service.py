@@ -64,7 +64,7 @@ class Service:
         if only is not None:
             config = loaded.config.model_copy(update={"sdks": [s for s in loaded.config.sdks if s.name in only]})
             loaded = LoadedConfig(config=config, path=loaded.path, base_dir=loaded.base_dir)
-        result = asyncio.run(poll_all(loaded, self.store))
+        result = asyncio.run(poll_all(loaded, self.store, stop=self.stop))
         queued = queue_after_poll(self.loaded, self.store, result.new, result.baseline_newest)
         if queued:
             log.info("suite runs queued: %s", ", ".join(queued))

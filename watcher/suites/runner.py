@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from watcher import vault
+from watcher import vault, versions
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
@@ -163,6 +163,7 @@ class _Run:
             timeout=self.server.timeouts.install,
             secret_names=self.secret_names,
             cancel=self.cancel,
+            protocols=self.config.suites.git_protocols,
         )
         self.report["source"] = result.as_dict()
         if not result.ok:
@@ -255,6 +256,10 @@ class _Run:
     def run(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.check_cancel()
+        refusal = version_refusal(self.config, self.server, self.sdk_version)
+        if refusal:  # an outside string is never substituted into an install, prepare or start command
+            self.mark(ERROR, refusal)
+            return
         if self.sandbox.refused:  # asked for, not available: never run the server unprotected instead
             self.mark(ERROR, self.sandbox.reason)
             return
@@ -470,6 +475,15 @@ def prune_runs(server_runs: Path, keep: int) -> list[Path]:
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)
     return removed
+
+
+def version_refusal(config: WatcherConfig, server: Server, version: str) -> str | None:
+    """Why `version` may not be run for `server` (versions.run_refusal under its SDK's registry); None: it may."""
+    registry = next((s.registry for s in config.sdks if s.name == server.sdk), None)
+    if registry is None:
+        return f"servers.{server.name}.sdk: no SDK named {server.sdk!r}"
+    problem = versions.run_refusal(registry, version)
+    return f"{server.sdk} SDK: {problem}" if problem else None
 
 
 def run_check(

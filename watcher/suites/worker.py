@@ -17,7 +17,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from watcher import clock
+from watcher import clock, versions
 from watcher.config import ConfigError, LoadedConfig
 from watcher.evaluation.notices import evaluation_notice
 from watcher.evaluation.trigger import after_suite_run
@@ -40,12 +40,23 @@ def queue_for_release(loaded: LoadedConfig, store: Store, sdk: str, version: str
     config = loaded.config
     if not prerelease and not config.suites.on_stable:
         return []
+    if not _runnable(loaded, sdk, version):
+        return []
     trigger = keys.release_event(sdk, version)
     return [
         server.name
         for server in config.servers
         if server.sdk == sdk and store.queue_run(server.name, sdk, version, trigger)
     ]
+
+
+def _runnable(loaded: LoadedConfig, sdk: str, version: str) -> bool:
+    """A version that does not parse under its scheme, or holds unsafe characters, is recorded and shown, never run."""
+    source = next((s for s in loaded.config.sdks if s.name == sdk), None)
+    problem = versions.run_refusal(source.registry, version) if source else f"no SDK named {sdk!r}"
+    if problem:
+        log.warning("no suite run for %s %r: %s", sdk, version, problem)
+    return problem is None
 
 
 def queue_after_poll(
@@ -61,6 +72,8 @@ def queue_after_poll(
     ]
     if loaded.config.suites.on_baseline:
         for sdk, version in baseline_newest.items():
+            if not _runnable(loaded, sdk, version):
+                continue
             for server in loaded.config.servers:
                 if server.sdk == sdk and store.queue_run(
                     server.name, sdk, version, keys.baseline_trigger(sdk, version)
