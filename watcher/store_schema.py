@@ -115,7 +115,46 @@ def _m2_dispatched_runs(db: sqlite_utils.Database) -> None:
     )
 
 
-MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_dispatched_runs]
+def _m3_backtests(db: sqlite_utils.Database) -> None:
+    """Backtests (a server replayed against an SDK's past releases) and the result of each server x version,
+    kept by fingerprint (the server's files or commit, its settings, the version) so a repeat costs nothing."""
+    db.table("backtests").create(
+        {
+            "id": int,
+            "server": str,
+            "sdk": str,
+            "package": str,
+            "since": str,
+            "until": str,
+            "params": str,
+            "status": str,
+            "created": str,
+            "finished": str,
+            "seconds": float,
+            "answer": str,
+        },
+        pk="id",
+    )
+    db.table("backtests").create_index(["server", "id"])
+    db.table("backtests").create_index(["params", "status"])
+    db.table("backtest_results").create(
+        {
+            "key": str,
+            "server": str,
+            "package": str,
+            "version": str,
+            "fingerprint": str,
+            "verdict": str,
+            "report": str,
+            "finished": str,
+            "seconds": float,
+            "backtest_id": int,
+        },
+        pk="key",
+    )
+
+
+MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [_m1_initial, _m2_dispatched_runs, _m3_backtests]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -244,6 +283,35 @@ class RunCell(TypedDict):
     queued: str
     started: str | None
     finished: str | None
+
+
+class BacktestRow(TypedDict):
+    id: int
+    server: str
+    sdk: str
+    package: str
+    since: str
+    until: str
+    params: str
+    status: str
+    """running, interrupted or done."""
+    created: str
+    finished: str | None
+    seconds: float | None
+    answer: dict[str, Any] | None
+
+
+class BacktestResultRow(TypedDict):
+    key: str
+    server: str
+    package: str
+    version: str
+    fingerprint: str
+    verdict: str
+    report: dict[str, Any]
+    finished: str
+    seconds: float | None
+    backtest_id: int
 
 
 # --- figures: counts the health endpoints read --------------------------------------------------------

@@ -1,0 +1,135 @@
+"""End to end: a recorded history of `mcp` on the loopback registry, real servers, real `mcp` versions
+installed through the machine's package index, the real suite runner. Five versions per backtest."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import pytest
+
+from tests.backtest.helpers import (
+    CLOCK_START,
+    ROOT,
+    SHORT_HISTORY,
+    SINCE,
+    UNTIL,
+    either_server,
+    fastmcp_server,
+    write_config,
+    write_history,
+)
+from tests.fakes.registry_server import serve_registry
+from watcher.backtest.replay import run_backtest
+from watcher.store import Store
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backtest-e2e"), pytest.mark.timeout(600)]
+
+
+@pytest.fixture(scope="module")
+def envs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("backtest-envs")
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("registry")
+    write_history(root)
+    with serve_registry(root) as fake:
+        yield fake
+
+
+def _backtest(loaded, store: Store, server: str) -> dict:
+    return run_backtest(loaded, store, server, date.fromisoformat(SINCE), date.fromisoformat(UNTIL))
+
+
+def test_a_1x_server_is_told_at_the_first_2x_prerelease_47_days_before_2_0_0(tmp_path: Path, envs: Path, registry):
+    loaded = write_config(tmp_path, registry.url("pypi/simple"), [fastmcp_server()], envs)
+    store = Store(loaded.resolve(loaded.config.state))
+    answer = _backtest(loaded, store, "notes-1x")
+    assert [v["version"] for v in answer["versions"]] == list(SHORT_HISTORY)  # publication order
+    verdicts = {v["version"]: v["verdict"] for v in answer["versions"]}
+    assert verdicts == {"1.27.2": "pass", "2.0.0a1": "fail", "2.0.0b1": "fail", "2.0.0rc1": "fail", "2.0.0": "fail"}
+    [warned] = answer["warned"]
+    assert (warned["line"], warned["kind"], warned["status"]) == ("2.x", "start", "warned")
+    assert warned["first_version"] == "2.0.0a1" and warned["first_published"].startswith("2026-06-11")
+    assert warned["final_version"] == "2.0.0" and warned["final_published"].startswith("2026-07-28")
+    assert warned["lead_days"] == 47
+    assert "No module named 'mcp.server.fastmcp'" in warned["evidence"]
+    assert warned["sentence"] == (
+        "2.0.0a1 (2026-06-11) would have told you the server no longer starts under 2.x: 47 days before 2.0.0"
+    )
+    assert answer["final_only"] == []
+    assert answer["status"] == "done" and answer["cost"] == {**answer["cost"], "ran": 5, "reused": 0}
+    # Stored like any run: each version's report is in its run folder, and the backtest keeps the answer.
+    for version in answer["versions"]:
+        report = json.loads((Path(version["run_dir"]) / "report.json").read_text())
+        assert report["sdk_version"] == version["version"] and report["verdict"] == version["verdict"]
+    stored = store.backtest(answer["id"])
+    assert stored is not None and stored["status"] == "done" and stored["answer"]["warned"] == answer["warned"]
+    # A second backtest over the same period runs nothing.
+    again = _backtest(loaded, store, "notes-1x")
+    assert again["cost"]["ran"] == 0 and again["cost"]["reused"] == 5
+    assert again["warned"] == answer["warned"]
+
+
+def test_a_server_that_starts_under_both_lines_has_no_problem_and_no_lead_time(tmp_path: Path, envs: Path, registry):
+    # The team has judged the one contract change 2.x brings (the error code of an unknown resource) harmless
+    # for its clients; with that, nothing in the period breaks this server.
+    server = either_server(contract={"levels": {"error_code_changed": "models"}})
+    loaded = write_config(tmp_path, registry.url("pypi/simple"), [server], envs)
+    store = Store(loaded.resolve(loaded.config.state))
+    answer = _backtest(loaded, store, "notes-both")
+    assert [v["verdict"] for v in answer["versions"]] == ["pass"] * 5
+    assert answer["findings"] == [] and answer["warned"] == [] and answer["final_only"] == []
+    assert all(v["problems"] == [] for v in answer["versions"])
+
+
+def _wait_for(predicate, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting")
+        time.sleep(0.2)
+
+
+def test_an_interrupted_backtest_resumes_without_rerunning_finished_versions(tmp_path: Path, envs: Path, registry):
+    loaded = write_config(tmp_path, registry.url("pypi/simple"), [fastmcp_server()], envs)
+    env = {**os.environ, "MCP_WATCHER_CLOCK_START": CLOCK_START, "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "watcher.cli", "--config", str(loaded.path), "backtest", "--server", "notes-1x"]
+    argv += ["--since", SINCE, "--until", UNTIL, "--json"]
+    log = tmp_path / "progress.log"
+    with log.open("w") as progress:
+        first = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=progress, text=True)
+        try:
+            _wait_for(lambda: log.read_text().count(": pass (") + log.read_text().count(": fail (") >= 2, 300)
+            first.send_signal(signal.SIGINT)
+            out, _ = first.communicate(timeout=120)
+        finally:
+            if first.poll() is None:
+                first.kill()
+    assert first.returncode == 130
+    interrupted = json.loads(out)
+    assert interrupted["status"] == "interrupted"
+    finished = [v["version"] for v in interrupted["versions"] if v["verdict"] != "not run"]
+    assert 2 <= len(finished) < 5
+    runs_before = {p.name for p in (tmp_path / "runs" / "notes-1x").iterdir()}
+
+    second = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert second.returncode == 0, second.stderr
+    answer = json.loads(second.stdout)
+    assert answer["id"] == interrupted["id"]  # the same backtest, continued
+    assert answer["status"] == "done"
+    reused = [v["version"] for v in answer["versions"] if v["reused"]]
+    assert reused == finished
+    assert answer["cost"]["ran"] == 5 - len(finished)
+    new_runs = {p.name for p in (tmp_path / "runs" / "notes-1x").iterdir()} - runs_before
+    assert sorted(r.split("-", 1)[1].rsplit("-", 1)[0] for r in new_runs) == sorted(set(SHORT_HISTORY) - set(finished))
+    assert [w["lead_days"] for w in answer["warned"]] == [47]
+    assert "reused" in second.stderr

@@ -1,0 +1,92 @@
+"""An SDK's release history with publication times, read through the same adapter (and `url:`) as polling,
+and the part of it a backtest replays: the versions published in the period, in publication order."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+
+import httpx
+
+from watcher.config import SdkSource, WatcherConfig
+from watcher.errors import SourceError
+from watcher.poller import fetch_source
+from watcher.sources.base import Release
+from watcher.store import Store
+from watcher.versions import is_ignored
+
+_LEADING = re.compile(r"^[vV]?(?P<major>\d+)(?:\.(?P<minor>\d+))?")
+
+
+@dataclass(frozen=True)
+class Replayed:
+    """One version a backtest runs, as it appeared."""
+
+    version: str
+    published: datetime
+    prerelease: bool
+    yanked: bool
+    line: str
+    """The release line it belongs to: `2.x` (the major version), `0.9.x` below 1.0."""
+
+
+@dataclass(frozen=True)
+class Period:
+    versions: list[Replayed]
+    undated: list[str]
+    """Versions the registry lists without a publication time: they cannot be placed in the period."""
+
+
+def read_history(config: WatcherConfig, store: Store, source: SdkSource) -> list[Release]:
+    """Every version the registry lists for `source.package` (conditional requests through the store's cache);
+    raises SourceError with the registry's reason when it cannot be read."""
+
+    async def fetch() -> list[Release]:
+        async with httpx.AsyncClient(
+            headers={"User-Agent": config.http_client.user_agent}, follow_redirects=True
+        ) as client:
+            fetched = await fetch_source(client, store, config, source)
+        if fetched.releases is None:
+            raise SourceError(fetched.error or f"{source.registry}: no answer for {source.package}")
+        return fetched.releases
+
+    return asyncio.run(fetch())
+
+
+def line_of(version: str) -> str:
+    """`2.x` for 2.0.0a1 and 2.3.0; `0.9.x` for 0.9.0-preview.1 (below 1.0 every minor is a line). Every
+    registry's scheme starts a version with its release numbers (Go's and tags' with a `v`)."""
+    match = _LEADING.match(version.strip())
+    if match is None:
+        return version
+    major, minor = int(match["major"]), match["minor"]
+    if major == 0 and minor is not None:
+        return f"0.{int(minor)}.x"
+    return f"{major}.x"
+
+
+def select(registry: str, releases: list[Release], since: date, until: date) -> Period:
+    """The versions published on `since` … `until` (both included), oldest first; ties by version."""
+    chosen: list[Replayed] = []
+    undated: list[str] = []
+    for release in releases:
+        if is_ignored(registry, release.version):
+            continue
+        if release.published is None:
+            undated.append(release.version)
+            continue
+        day = release.published.date()
+        if since <= day <= until:
+            chosen.append(
+                Replayed(
+                    version=release.version,
+                    published=release.published,
+                    prerelease=release.prerelease,
+                    yanked=release.yanked,
+                    line=line_of(release.version),
+                )
+            )
+    chosen.sort(key=lambda r: (r.published, r.version))
+    return Period(chosen, undated)
