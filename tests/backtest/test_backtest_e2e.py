@@ -9,10 +9,11 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
+from starlette.testclient import TestClient
 
 from tests.backtest.helpers import (
     CLOCK_START,
@@ -26,8 +27,14 @@ from tests.backtest.helpers import (
     write_history,
 )
 from tests.fakes.registry_server import serve_registry
+from watcher.backtest import timeline
 from watcher.backtest.replay import run_backtest
+from watcher.cli import main
+from watcher.health import Readiness, build_app
 from watcher.store import Store
+from watcher.web.access import Access
+from watcher.web.app import web_parts
+from watcher.web.context import WebContext
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("backtest-e2e"), pytest.mark.timeout(600)]
 
@@ -49,7 +56,9 @@ def _backtest(loaded, store: Store, server: str) -> dict:
     return run_backtest(loaded, store, server, date.fromisoformat(SINCE), date.fromisoformat(UNTIL))
 
 
-def test_a_1x_server_is_told_at_the_first_2x_prerelease_47_days_before_2_0_0(tmp_path: Path, envs: Path, registry):
+def test_a_1x_server_is_told_at_the_first_2x_prerelease_47_days_before_2_0_0(
+    tmp_path: Path, envs: Path, registry, capsys: pytest.CaptureFixture[str]
+):
     loaded = write_config(tmp_path, registry.url("pypi/simple"), [fastmcp_server()], envs)
     store = Store(loaded.resolve(loaded.config.state))
     answer = _backtest(loaded, store, "notes-1x")
@@ -77,6 +86,47 @@ def test_a_1x_server_is_told_at_the_first_2x_prerelease_47_days_before_2_0_0(tmp
     again = _backtest(loaded, store, "notes-1x")
     assert again["cost"]["ran"] == 0 and again["cost"]["reused"] == 5
     assert again["warned"] == answer["warned"]
+    _check_outputs(loaded, store, again, capsys)
+
+
+def _check_outputs(loaded, store: Store, answer: dict, capsys) -> None:
+    """The renderings of one real answer: Markdown by the command, the picture, the pages, the Slack post."""
+    argv = ["--config", str(loaded.path), "backtest", "--server", "notes-1x", "--since", SINCE, "--until", UNTIL]
+    assert main([*argv, "--format", "markdown", "--post"]) == 0
+    out, err = capsys.readouterr()
+    assert "| 2.x | the server no longer starts | `2.0.0a1` (2026-06-11) | `2.0.0` (2026-07-28) | 47 days |" in out
+    assert "[5/5] 2.0.0: fail (reused)" in err  # the progress lines (stderr is not a terminal here)
+    [posted] = [row for row in store.outbox() if row["kind"] == "backtest"]
+    assert posted["channel"] == "#books-mcp" and posted["status"] == "console"
+    assert "47 days before 2.0.0" in posted["text"] and Path(posted["files"][0]["path"]).read_bytes()[:4] == b"\x89PNG"
+
+    picture = timeline.render(answer)
+    assert [(m.version, m.verdict, m.prerelease) for m in picture.markers] == [
+        ("1.27.2", "pass", False),
+        ("2.0.0a1", "fail", True),
+        ("2.0.0b1", "fail", True),
+        ("2.0.0rc1", "fail", True),
+        ("2.0.0", "fail", False),
+    ]
+    assert picture.lines == ["1.x", "2.x"]
+    assert picture.arrows == [timeline.LeadArrow("2.x", date(2026, 6, 11), date(2026, 7, 28), "47 d")]
+
+    ctx = WebContext(loaded, store, now=lambda: datetime(2026, 12, 1, 12, tzinfo=UTC))
+    client = TestClient(build_app(Readiness(store, 30, ctx.now(), lambda: True), *web_parts(ctx, Access(None, False))))
+    assert 'href="/backtests"' in client.get("/").text  # the status page links the backtests
+    listing = client.get("/backtests").text
+    [latest] = store.latest_backtests()  # the command's repeat above, a backtest of its own
+    assert latest["id"] > answer["id"] and f'href="/backtests/{latest["id"]}"' in listing
+    page = client.get(f"/backtests/{answer['id']}")
+    assert page.status_code == 200
+    assert (
+        "2.0.0a1 (2026-06-11) would have told you the server no longer starts under 2.x: 47 days before 2.0.0"
+        in page.text
+    )
+    assert 'data-version="2.0.0a1" data-verdict="fail"' in page.text
+    png = client.get(f"/backtests/{answer['id']}/timeline.png")
+    assert png.headers["content-type"] == "image/png" and png.content[:4] == b"\x89PNG"
+    assert client.get("/backtests/999").status_code == 404
 
 
 def test_a_server_that_starts_under_both_lines_has_no_problem_and_no_lead_time(tmp_path: Path, envs: Path, registry):
