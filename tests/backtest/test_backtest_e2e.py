@@ -28,6 +28,7 @@ from tests.backtest.helpers import (
 )
 from tests.fakes.registry_server import serve_registry
 from watcher.backtest import timeline
+from watcher.backtest.render import render_text
 from watcher.backtest.replay import run_backtest
 from watcher.cli import main
 from watcher.health import Readiness, build_app
@@ -127,6 +128,29 @@ def _check_outputs(loaded, store: Store, answer: dict, capsys) -> None:
     png = client.get(f"/backtests/{answer['id']}/timeline.png")
     assert png.headers["content-type"] == "image/png" and png.content[:4] == b"\x89PNG"
     assert client.get("/backtests/999").status_code == 404
+
+
+def test_a_server_that_starts_under_both_lines_is_told_of_2x_s_contract_change_at_the_first_beta(
+    tmp_path: Path, envs: Path, registry
+):
+    loaded = write_config(tmp_path, registry.url("pypi/simple"), [either_server()], envs)
+    store = Store(loaded.resolve(loaded.config.state))
+    answer = _backtest(loaded, store, "notes-both")
+    verdicts = [v["verdict"] for v in answer["versions"]]
+    assert verdicts == ["pass", "pass", "fail", "fail", "fail"]  # 1.27.2 and 2.0.0a1 serve it alike
+    [warned] = answer["warned"]
+    assert (warned["kind"], warned["key"]) == ("contract", "error_code_changed:unknown_resource.code")
+    assert (warned["first_version"], warned["final_version"], warned["lead_days"]) == ("2.0.0b1", "2.0.0", 28)
+    assert answer["final_only"] == []
+    text = render_text(answer).splitlines()
+    assert text[0] == f"Backtest #{answer['id']}: notes-both against mcp {SINCE} … {UNTIL} (5 versions)"
+    [b1] = [line for line in text if line.startswith("2026-06-30")]
+    assert b1.split()[:4] == ["2026-06-30", "2.0.0b1", "pre-release", "FAIL"]
+    assert b1.endswith("a change that breaks clients: error_code_changed at unknown_resource.code")
+    assert (
+        "  • 2.0.0b1 (2026-06-30) would have told you a change that breaks clients: error_code_changed at "
+        "unknown_resource.code under 2.x: 28 days before 2.0.0" in text
+    )
 
 
 def test_a_server_that_starts_under_both_lines_has_no_problem_and_no_lead_time(tmp_path: Path, envs: Path, registry):
