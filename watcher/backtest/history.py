@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime
 
 import httpx
@@ -37,6 +37,9 @@ class Period:
     versions: list[Replayed]
     undated: list[str]
     """Versions the registry lists without a publication time: they cannot be placed in the period."""
+    older_lines: list[str] = field(default_factory=list)
+    """Versions of the period on release lines older than the server's own (a 1.x maintenance release for a
+    server on 2.x): not something the team would move to, so not replayed."""
 
 
 def read_history(config: WatcherConfig, store: Store, source: SdkSource) -> list[Release]:
@@ -67,10 +70,24 @@ def line_of(version: str) -> str:
     return f"{major}.x"
 
 
-def select(registry: str, releases: list[Release], since: date, until: date) -> Period:
-    """The versions published on `since` … `until` (both included), oldest first; ties by version."""
+def line_rank(version: str) -> tuple[int, ...] | None:
+    """The line as numbers, to compare lines: (2,) for 2.x, (0, 9) for 0.9.x; None when unreadable."""
+    match = _LEADING.match(version.strip())
+    if match is None:
+        return None
+    major = int(match["major"])
+    return (major, int(match["minor"])) if major == 0 and match["minor"] is not None else (major,)
+
+
+def select(
+    registry: str, releases: list[Release], since: date, until: date, *, on_line_of: str | None = None
+) -> Period:
+    """The versions published on `since` … `until` (both included), oldest first; ties by version. With
+    `on_line_of` (the server's baseline SDK version), versions of older release lines are left out."""
     chosen: list[Replayed] = []
     undated: list[str] = []
+    older: list[str] = []
+    floor = line_rank(on_line_of) if on_line_of else None
     for release in releases:
         if is_ignored(registry, release.version):
             continue
@@ -78,7 +95,10 @@ def select(registry: str, releases: list[Release], since: date, until: date) -> 
             undated.append(release.version)
             continue
         day = release.published.date()
-        if since <= day <= until:
+        rank = line_rank(release.version)
+        if since <= day <= until and floor is not None and rank is not None and rank < floor:
+            older.append(release.version)
+        elif since <= day <= until:
             chosen.append(
                 Replayed(
                     version=release.version,
@@ -89,4 +109,4 @@ def select(registry: str, releases: list[Release], since: date, until: date) -> 
                 )
             )
     chosen.sort(key=lambda r: (r.published, r.version))
-    return Period(chosen, undated)
+    return Period(chosen, undated, older)

@@ -196,7 +196,7 @@ def run_backtest(
         releases = read_history(config, store, source)
     except WatcherError as exc:
         raise BacktestError(f"cannot read the history of {package} from {sdk.registry}: {exc}") from exc
-    period = select(sdk.registry, releases, since, until)
+    period = select(sdk.registry, releases, since, until, on_line_of=base_server.baseline_sdk_version)
     if not period.versions:
         raise BacktestError(
             f"{sdk.registry} lists no version of {package} published {since.isoformat()} … {until.isoformat()}"
@@ -270,19 +270,22 @@ def _run_pending(
         while running:
             try:
                 done, _ = wait(list(running), timeout=0.5, return_when=FIRST_COMPLETED)
-            except KeyboardInterrupt:
+                for future in done:
+                    slot = running.pop(future)
+                    try:
+                        report = future.result()
+                    except Exception as exc:  # the executor failed around the run: an error result, no abort
+                        reason = f"internal error: {type(exc).__name__}: {exc}"
+                        report = {"verdict": ERROR, "reasons": [{"verdict": ERROR, "reason": reason}]}
+                    if report is None or stop.is_set():
+                        continue  # cancelled half-way: not a result
+                    _keep(store, backtest_id, slot, report)
+                    progress.finished(
+                        slot.index + 1, total, slot.replayed.version, str(slot.verdict), slot.seconds or 0, False
+                    )
+            except KeyboardInterrupt:  # Ctrl-C: the runs under way are cancelled, what finished is kept
                 stop.set()
                 interrupted = True
-                continue
-            for future in done:
-                slot = running.pop(future)
-                report = future.result()
-                if report is None or stop.is_set():
-                    continue  # cancelled half-way: not a result
-                _keep(store, backtest_id, slot, report)
-                progress.finished(
-                    slot.index + 1, total, slot.replayed.version, str(slot.verdict), slot.seconds or 0, False
-                )
     return "interrupted" if interrupted or stop.is_set() else "done"
 
 
@@ -394,6 +397,7 @@ def build_answer(
         "warned": [r for r in rows if r["status"] == WARNED],
         "final_only": [r for r in rows if r["status"] == FINAL_ONLY],
         "undated": period.undated,
+        "older_lines": period.older_lines,
         "cost": {
             "versions": len(slots),
             "ran": sum(1 for s in slots if s.report is not None and not s.reused),
