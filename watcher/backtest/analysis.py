@@ -44,15 +44,36 @@ class Finding:
     """Days from the first pre-release that showed it to the final that shipped it (warned only)."""
 
     def sentence(self) -> str:
-        when = f"{self.first_version} ({self.first_published.date().isoformat()})"
-        what = f"{self.problem.text} under {self.line}"
-        if self.status == WARNED:
-            return f"{when} would have told you {what}: {self.lead_days} days before {self.final_version}"
-        if self.status == FINAL_ONLY:
-            return f"{when} shipped it without a pre-release showing it first: {what}"
-        if self.status == FIXED:
-            return f"{when} showed {what}; a later version no longer did (fixed before a final shipped it)"
-        return f"{when} shows {what}; no final of the period has shipped it yet"
+        return sentence(
+            self.status,
+            self.first_version,
+            self.first_published,
+            self.problem.text,
+            self.line,
+            self.lead_days,
+            self.final_version,
+        )
+
+
+def sentence(
+    status: str,
+    first_version: str,
+    first_published: datetime,
+    text: str,
+    line: str,
+    lead_days: int | None,
+    final_version: str | None,
+) -> str:
+    """ "2.0.0a1 (2026-06-11) would have told you <text> under 2.x: 47 days before 2.0.0" and its kin."""
+    when = f"{first_version} ({first_published.date().isoformat()})"
+    what = f"{text} under {line}"
+    if status == WARNED:
+        return f"{when} would have told you {what}: {lead_days} days before {final_version}"
+    if status == FINAL_ONLY:
+        return f"{when} shipped it without a pre-release showing it first: {what}"
+    if status == FIXED:
+        return f"{when} showed {what}; a later version no longer did (fixed before a final shipped it)"
+    return f"{when} shows {what}; no final of the period has shipped it yet"
 
 
 def _days(start: datetime, end: datetime) -> int:

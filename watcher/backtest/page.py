@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from watcher.backtest.render import conclusion, headline
+from watcher.backtest.render import conclusion, grouped, headline
 from watcher.backtest.timeline import render
 from watcher.web.context import WebContext
 
@@ -64,6 +64,7 @@ def backtest_routes(ctx: WebContext, render_page: Render) -> list[BaseRoute]:
             answer=answer,
             headline=headline(answer),
             conclusion=[ctx.clean(line) for line in conclusion(answer)],
+            findings=grouped(answer["findings"]),
         )
 
     def picture(request: Request) -> Response:

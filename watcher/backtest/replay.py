@@ -68,7 +68,7 @@ class Silent:
 
 
 @dataclasses.dataclass
-class _Slot:
+class Slot:
     replayed: Replayed
     index: int
     key: str
@@ -151,7 +151,7 @@ def params_key(server: str, package: str, since: date, until: date) -> str:
     return json.dumps({"server": server, "package": package, "since": since.isoformat(), "until": until.isoformat()})
 
 
-def _run_row(backtest_id: int, slot: _Slot, server: Server) -> RunRow:
+def _run_row(backtest_id: int, slot: Slot, server: Server) -> RunRow:
     # A negative id is never a live run's: an Actions run key made from it cannot collide with one.
     return RunRow(
         id=-(backtest_id * 10_000 + slot.index),
@@ -212,7 +212,7 @@ def run_backtest(
     store.update_backtest(backtest_id, status="running")
     fp = fingerprint(run_loaded, server)
     slots = [
-        _Slot(r, i, f"{server.name}|{package}|{r.version}|{fp}" if fp else "") for i, r in enumerate(period.versions)
+        Slot(r, i, f"{server.name}|{package}|{r.version}|{fp}" if fp else "") for i, r in enumerate(period.versions)
     ]
     for slot in slots:
         kept = store.backtest_result(slot.key) if slot.key else None
@@ -229,7 +229,7 @@ def run_backtest(
         if slot.reused:
             progress.finished(slot.index + 1, total, slot.replayed.version, str(slot.verdict), 0.0, True)
     status = _run_pending(run_loaded, store, backtest_id, server, slots, progress, stop, run)
-    answer = build_answer(backtest_id, loaded, server, sdk.registry, package, since, until, period, slots, status)
+    answer = build_answer(backtest_id, server, sdk.registry, package, since, until, period, slots, status)
     answer["cost"]["seconds"] = round(time.monotonic() - began, 1)
     store.update_backtest(
         backtest_id,
@@ -247,7 +247,7 @@ def _run_pending(
     store: Store,
     backtest_id: int,
     server: Server,
-    slots: list[_Slot],
+    slots: list[Slot],
     progress: Progress,
     stop: threading.Event,
     run: Callable[[LoadedConfig, Store, RunRow, threading.Event | None], dict[str, Any]],
@@ -256,13 +256,13 @@ def _run_pending(
     pending = [s for s in slots if not s.reused]
     total = len(slots)
 
-    def one(slot: _Slot) -> dict[str, Any] | None:
+    def one(slot: Slot) -> dict[str, Any] | None:
         if stop.is_set():
             return None
         progress.started(slot.index + 1, total, slot.replayed.version)
         return run(loaded, store, _run_row(backtest_id, slot, server), stop)
 
-    running: dict[Future[dict[str, Any] | None], _Slot] = {}
+    running: dict[Future[dict[str, Any] | None], Slot] = {}
     interrupted = False
     with ThreadPoolExecutor(max_workers=loaded.config.suites.concurrency, thread_name_prefix="backtest") as pool:
         for slot in pending:
@@ -289,7 +289,7 @@ def _run_pending(
     return "interrupted" if interrupted or stop.is_set() else "done"
 
 
-def _keep(store: Store, backtest_id: int, slot: _Slot, report: dict[str, Any]) -> None:
+def _keep(store: Store, backtest_id: int, slot: Slot, report: dict[str, Any]) -> None:
     slot.report, slot.verdict = report, str(report.get("verdict") or ERROR)
     slot.seconds = float(report.get("seconds") or 0.0)
     if slot.key:
@@ -309,9 +309,9 @@ def _keep(store: Store, backtest_id: int, slot: _Slot, report: dict[str, Any]) -
         )
 
 
-def _points(slots: list[_Slot]) -> list[tuple[_Slot, Point]]:
+def _points(slots: list[Slot]) -> list[tuple[Slot, Point]]:
     """Each finished slot judged against the run of the latest final published before it."""
-    judged: list[tuple[_Slot, Point]] = []
+    judged: list[tuple[Slot, Point]] = []
     reference: dict[str, Any] | None = None
     for slot in sorted(slots, key=lambda s: s.index):
         if slot.report is None:
@@ -330,14 +330,13 @@ def _problem_json(judgement: Judgement) -> list[dict[str, Any]]:
 
 def build_answer(
     backtest_id: int,
-    loaded: LoadedConfig,
     server: Server,
     registry: str,
     package: str,
     since: date,
     until: date,
     period: Period,
-    slots: list[_Slot],
+    slots: list[Slot],
     status: str,
 ) -> dict[str, Any]:
     """The plain-data answer every rendering reads (terminal, JSON, Markdown, page, picture, Slack)."""

@@ -13,6 +13,9 @@ from typing import Any
 import matplotlib.dates as mdates
 from matplotlib.figure import Figure  # a bare Figure draws off-screen (Agg) without pyplot's global state
 
+from watcher.backtest.analysis import WARNED
+from watcher.backtest.render import grouped
+
 WIDTH_PX = 1200
 DPI = 100
 ROW_PX = 110
@@ -90,7 +93,8 @@ def render(answer: dict[str, Any]) -> Picture:
             rotation=30,
         )
     arrows: list[LeadArrow] = []
-    for i, finding in enumerate(answer["warned"]):
+    warned = [f for f in grouped(answer["findings"]) if f["status"] == WARNED]
+    for i, finding in enumerate(warned):
         arrow = LeadArrow(
             finding["line"],
             _day(finding["first_published"]),
@@ -121,7 +125,7 @@ def render(answer: dict[str, Any]) -> Picture:
     axes.xaxis.set_major_locator(mdates.MonthLocator())  # type: ignore[no-untyped-call]
     axes.xaxis.set_major_formatter(mdates.DateFormatter("%b %Y"))  # type: ignore[no-untyped-call]
     axes.set_yticks(range(len(lines)), lines, fontsize=14)
-    axes.set_ylim(len(lines) - 0.2 + 0.2 * len(answer["warned"]), -0.7)
+    axes.set_ylim(len(lines) - 0.2 + 0.2 * len(warned), -0.7)
     axes.grid(axis="x", color="#eeeeee")
     axes.set_axisbelow(True)
     for side in ("top", "right"):
