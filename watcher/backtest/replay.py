@@ -15,7 +15,6 @@ import json
 import subprocess
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import date
 from pathlib import Path
@@ -33,7 +32,7 @@ from watcher.suites import checkout
 from watcher.suites.env import files_digest
 from watcher.suites.executors import execute
 from watcher.suites.runner import ERROR, sdk_package_of
-from watcher.timefmt import iso, parse_iso, utcnow
+from watcher.timefmt import iso, utcnow
 
 FINGERPRINT_FORMAT = 1
 REUSABLE = ("pass", "fail")
@@ -180,7 +179,6 @@ def run_backtest(
     sdk_package: str | None = None,
     progress: Progress | None = None,
     stop: threading.Event | None = None,
-    run: Callable[[LoadedConfig, Store, RunRow, threading.Event | None], dict[str, Any]] = execute,
 ) -> dict[str, Any]:
     """Replay the period against the server; returns the answer (also stored with the backtest). A
     backtest of the same server, package and period that did not finish is continued, not started anew."""
@@ -228,7 +226,7 @@ def run_backtest(
     for slot in slots:
         if slot.reused:
             progress.finished(slot.index + 1, total, slot.replayed.version, str(slot.verdict), 0.0, True)
-    status = _run_pending(run_loaded, store, backtest_id, server, slots, progress, stop, run)
+    status = _run_pending(run_loaded, store, backtest_id, server, slots, progress, stop)
     answer = build_answer(backtest_id, server, sdk.registry, package, since, until, period, slots, status)
     answer["cost"]["seconds"] = round(time.monotonic() - began, 1)
     store.update_backtest(
@@ -250,7 +248,6 @@ def _run_pending(
     slots: list[Slot],
     progress: Progress,
     stop: threading.Event,
-    run: Callable[[LoadedConfig, Store, RunRow, threading.Event | None], dict[str, Any]],
 ) -> str:
     """Run every slot without a reused result, in publication order; "done" or "interrupted"."""
     pending = [s for s in slots if not s.reused]
@@ -260,7 +257,7 @@ def _run_pending(
         if stop.is_set():
             return None
         progress.started(slot.index + 1, total, slot.replayed.version)
-        return run(loaded, store, _run_row(backtest_id, slot, server), stop)
+        return execute(loaded, store, _run_row(backtest_id, slot, server), stop)
 
     running: dict[Future[dict[str, Any] | None], Slot] = {}
     interrupted = False
@@ -404,8 +401,3 @@ def build_answer(
             "seconds": 0.0,
         },
     }
-
-
-def published_day(text: str) -> date | None:
-    moment = parse_iso(text)
-    return moment.date() if moment else None
