@@ -41,10 +41,14 @@ def test_the_summer_of_2026_in_publication_order(tmp_path: Path, registry):
     ]
     assert [r.prerelease for r in period.versions if r.line == "2.x"] == [True] * 6 + [False]
     assert registry.stats.by_path["/pypi/simple/mcp/"] == 1
-    # A server on 2.x would not move to a 1.x maintenance release: those are left out, and said so.
-    on_2x = select("pypi", releases, date(2026, 6, 1), date(2026, 7, 31), on_line_of="2.3.0")
-    assert {r.line for r in on_2x.versions} == {"2.x"} and len(on_2x.versions) == 7
-    assert sorted(on_2x.older_lines) == ["1.28.0", "1.28.1", "1.29.0"]
+    # A server on 2.3 would not move to a 1.x maintenance release, nor to 2.0.1 published after 2.1.1.
+    on_2x = select("pypi", releases, date(2026, 6, 1), date(2026, 8, 31), on_line_of="2.3.0")
+    assert {r.line for r in on_2x.versions} == {"2.x"}
+    assert [r.version for r in on_2x.versions][-3:] == ["2.0.0", "2.1.0", "2.1.1"]
+    assert on_2x.older_lines == ["1.28.0", "1.28.1", "1.29.0", "1.29.1", "2.0.1"]
+    # A server still on 2.0 is offered that backport.
+    on_20 = select("pypi", releases, date(2026, 6, 1), date(2026, 8, 31), on_line_of="2.0.0")
+    assert [r.version for r in on_20.versions][-1] == "2.0.1"
 
 
 def test_an_unreadable_registry_stops_the_backtest_with_its_reason(tmp_path: Path, registry, capsys):

@@ -54,6 +54,6 @@ def test_fifty_five_failing_checks_are_one_phrase_and_one_sentence():
     text = render_text(answer)
     assert "55 conformance checks that now fail (2026-07-28:check-00, 2026-07-28:check-01, …)" in text
     assert text.count("fixed before a final shipped it") == 1
-    assert "not replayed (release lines older than the server's): 1.28.0" in text
+    assert "not replayed (older lines or backports below the server's baseline): 1.28.0" in text
     markdown = render_markdown(answer)
     assert markdown.count("| 2.x |") == 1 and "| fixed |" in markdown

@@ -7,6 +7,7 @@ import asyncio
 import re
 from dataclasses import dataclass, field
 from datetime import date, datetime
+from typing import Any
 
 import httpx
 
@@ -15,7 +16,7 @@ from watcher.errors import SourceError
 from watcher.poller import fetch_source
 from watcher.sources.base import Release
 from watcher.store import Store
-from watcher.versions import is_ignored
+from watcher.versions import is_ignored, sort_key
 
 _LEADING = re.compile(r"^[vV]?(?P<major>\d+)(?:\.(?P<minor>\d+))?")
 
@@ -38,8 +39,7 @@ class Period:
     undated: list[str]
     """Versions the registry lists without a publication time: they cannot be placed in the period."""
     older_lines: list[str] = field(default_factory=list)
-    """Versions of the period on release lines older than the server's own (a 1.x maintenance release for a
-    server on 2.x): not something the team would move to, so not replayed."""
+    """Versions of the period the server would not be offered (see `select`): not replayed."""
 
 
 def read_history(config: WatcherConfig, store: Store, source: SdkSource) -> list[Release]:
@@ -82,31 +82,31 @@ def line_rank(version: str) -> tuple[int, ...] | None:
 def select(
     registry: str, releases: list[Release], since: date, until: date, *, on_line_of: str | None = None
 ) -> Period:
-    """The versions published on `since` … `until` (both included), oldest first; ties by version. With
-    `on_line_of` (the server's baseline SDK version), versions of older release lines are left out."""
+    """The versions published on `since` … `until` (both included), oldest first; ties by version.
+
+    With `on_line_of` (the server's baseline SDK version), two kinds of version are left out and listed: those
+    of older release lines, and late releases below it published after a higher version of their line (a
+    backport such as 2.0.1 after 2.1.0, or a registry time out of order) — neither is an upgrade the server
+    would be offered.
+    """
+    dated = sorted((r for r in releases if r.published is not None), key=lambda r: (r.published, r.version))
+    undated = [r.version for r in releases if r.published is None and not is_ignored(registry, r.version)]
     chosen: list[Replayed] = []
-    undated: list[str] = []
     older: list[str] = []
     floor = line_rank(on_line_of) if on_line_of else None
-    for release in releases:
+    ceiling = sort_key(registry, on_line_of) if on_line_of else None
+    highest: dict[str, tuple[Any, ...]] = {}
+    for release in dated:
         if is_ignored(registry, release.version):
             continue
-        if release.published is None:
-            undated.append(release.version)
+        assert release.published is not None
+        line, key, rank = line_of(release.version), sort_key(registry, release.version), line_rank(release.version)
+        backport = line in highest and key < highest[line] and ceiling is not None and key < ceiling
+        highest[line] = max(highest.get(line, key), key)
+        if not since <= release.published.date() <= until:
             continue
-        day = release.published.date()
-        rank = line_rank(release.version)
-        if since <= day <= until and floor is not None and rank is not None and rank < floor:
+        if (floor is not None and rank is not None and rank < floor) or backport:
             older.append(release.version)
-        elif since <= day <= until:
-            chosen.append(
-                Replayed(
-                    version=release.version,
-                    published=release.published,
-                    prerelease=release.prerelease,
-                    yanked=release.yanked,
-                    line=line_of(release.version),
-                )
-            )
-    chosen.sort(key=lambda r: (r.published, r.version))
+            continue
+        chosen.append(Replayed(release.version, release.published, release.prerelease, release.yanked, line))
     return Period(chosen, undated, older)

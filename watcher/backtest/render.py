@@ -111,7 +111,9 @@ def render_text(answer: dict[str, Any]) -> str:
     lines.append("")
     lines.append(f"{cost['ran']} run(s), {cost['reused']} reused, {cost['seconds']:.0f} s")
     if answer.get("older_lines"):
-        lines.append(f"not replayed (release lines older than the server's): {', '.join(answer['older_lines'])}")
+        lines.append(
+            f"not replayed (older lines or backports below the server's baseline): {', '.join(answer['older_lines'])}"
+        )
     if answer["undated"]:
         lines.append(f"not placed (no publication time): {', '.join(answer['undated'])}")
     return "\n".join(lines)
