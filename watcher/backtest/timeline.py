@@ -12,6 +12,7 @@ from typing import Any
 
 import matplotlib.dates as mdates
 from matplotlib.figure import Figure  # a bare Figure draws off-screen (Agg) without pyplot's global state
+from matplotlib.lines import Line2D
 
 from watcher.backtest.analysis import WARNED
 from watcher.backtest.render import grouped
@@ -67,6 +68,10 @@ def render(answer: dict[str, Any]) -> Picture:
     )
     axes = figure.add_subplot()
     markers: list[Marker] = []
+    days = [_day(v["published"]) for v in versions] or [date.fromisoformat(answer["since"])]
+    gap = max(2, (max(days) - min(days)).days // 30)
+    """Labels of versions closer than this many days on one line are stacked, so they do not overlap."""
+    last: dict[str, tuple[date, int]] = {}
     for v in versions:
         marker = Marker(v["version"], _day(v["published"]), v["line"], v["verdict"], v["prerelease"])
         markers.append(marker)
@@ -83,10 +88,13 @@ def render(answer: dict[str, Any]) -> Picture:
             zorder=3,
             gid=f"version {marker.version}",
         )
+        before = last.get(marker.line)
+        level = (before[1] + 1) % 3 if before and (marker.day - before[0]).days < gap else 0
+        last[marker.line] = (marker.day, level)
         axes.annotate(
             marker.version,
             (x, row[marker.line]),
-            xytext=(0, 14),
+            xytext=(0, 14 + 18 * level),
             textcoords="offset points",
             ha="center",
             fontsize=11,
@@ -120,7 +128,6 @@ def render(answer: dict[str, Any]) -> Picture:
             fontsize=11,
             color=ARROW_COLOR,
         )
-    days = [m.day for m in markers] or [date.fromisoformat(answer["since"])]
     axes.set_xlim(_num(min(days) - timedelta(days=10)), _num(max(days) + timedelta(days=10)))
     axes.xaxis.set_major_locator(mdates.MonthLocator())  # type: ignore[no-untyped-call]
     axes.xaxis.set_major_formatter(mdates.DateFormatter("%b %Y"))  # type: ignore[no-untyped-call]
@@ -130,6 +137,20 @@ def render(answer: dict[str, Any]) -> Picture:
     axes.set_axisbelow(True)
     for side in ("top", "right"):
         axes.spines[side].set_visible(False)
+    key = [
+        Line2D(
+            [],
+            [],
+            linestyle="none",
+            marker="D",
+            markerfacecolor="white",
+            markeredgecolor="#495057",
+            label="pre-release",
+        ),
+        Line2D([], [], linestyle="none", marker="o", color="#495057", label="final"),
+        *(Line2D([], [], linestyle="none", marker="s", color=COLORS[v], label=v) for v in ("pass", "fail", "error")),
+    ]
+    axes.legend(handles=key, loc="upper right", ncols=5, fontsize=11, frameon=False)
     axes.set_title(
         f"{answer['server']} against {answer['package']} {answer['since']} … {answer['until']}",
         fontsize=15,
