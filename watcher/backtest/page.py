@@ -10,7 +10,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from watcher.backtest.render import conclusion, grouped, headline
+from watcher.backtest.render import conclusion, grouped, headline, summarize
 from watcher.backtest.timeline import render
 from watcher.web.context import WebContext
 
@@ -25,6 +25,7 @@ def _clean(ctx: WebContext, answer: dict[str, Any]) -> dict[str, Any]:
             **v,
             "reasons": [ctx.clean(r) for r in v["reasons"]],
             "problems": [{**p, "evidence": ctx.clean(p["evidence"])} for p in v["problems"]],
+            "summary": ctx.clean("; ".join(summarize(v["problems"]))),
         }
         for v in answer["versions"]
     ]
