@@ -157,12 +157,33 @@ def test_a_server_that_starts_under_both_lines_has_no_problem_and_no_lead_time(t
     # The team has judged the one contract change 2.x brings (the error code of an unknown resource) harmless
     # for its clients; with that, nothing in the period breaks this server.
     server = either_server(contract={"levels": {"error_code_changed": "models"}})
-    loaded = write_config(tmp_path, registry.url("pypi/simple"), [server], envs)
+    loaded = write_config(tmp_path, registry.url("pypi/simple"), [server], envs, concurrency=2)
     store = Store(loaded.resolve(loaded.config.state))
     answer = _backtest(loaded, store, "notes-both")
     assert [v["verdict"] for v in answer["versions"]] == ["pass"] * 5
     assert answer["findings"] == [] and answer["warned"] == [] and answer["final_only"] == []
     assert all(v["problems"] == [] for v in answer["versions"])
+    assert [v["version"] for v in answer["versions"]] == list(SHORT_HISTORY)  # two at a time, still in order
+
+
+def test_a_version_that_cannot_be_installed_is_a_result(tmp_path: Path, envs: Path):
+    # The registry lists a version the package index does not have (as after a deletion): the backtest
+    # reports it as an install problem and goes on.
+    root = tmp_path / "registry"
+    page = write_history(root, ["2.0.0a1"])
+    data = json.loads(page.read_text())
+    ghost = {**data["files"][0], "filename": "mcp-2.0.0a9-py3-none-any.whl", "upload-time": "2026-06-20T10:00:00Z"}
+    data["files"].append(ghost)
+    data["versions"].append("2.0.0a9")
+    page.write_text(json.dumps(data))
+    with serve_registry(root) as fake:
+        loaded = write_config(tmp_path, fake.url("pypi/simple"), [fastmcp_server()], envs)
+        store = Store(loaded.resolve(loaded.config.state))
+        answer = _backtest(loaded, store, "notes-1x")
+    assert [(v["version"], v["verdict"]) for v in answer["versions"]] == [("2.0.0a1", "fail"), ("2.0.0a9", "fail")]
+    [ghost_problem] = answer["versions"][1]["problems"]
+    assert ghost_problem["kind"] == "install" and ghost_problem["text"] == "mcp no longer installs"
+    assert answer["status"] == "done" and {f["kind"] for f in answer["findings"]} == {"start", "install"}
 
 
 def _wait_for(predicate, timeout: float) -> None:
