@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from watcher.backtest.page import backtest_routes
 from watcher.web.access import COOKIE, Access, TokenGate, safe_next
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
@@ -192,5 +193,6 @@ def web_parts(ctx: WebContext, access: Access) -> tuple[list[BaseRoute], list[Mi
         ("/login", pages.login, ["GET", "POST"]),
     ]
     routes: list[BaseRoute] = [Route(path, handler, methods=methods) for path, handler, methods in handlers]
+    routes += backtest_routes(ctx, pages.render)
     routes.append(Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"))
     return routes, [Middleware(TokenGate, access=access)]
