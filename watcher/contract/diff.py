@@ -331,8 +331,9 @@ def compare_list(
                 )
             )
         )
-        # What else changed between the two is reported under the new name.
-        changes.extend(_check_entry(spec.name, rename.new, old_entry, new_entry))
+        # What else changed is reported under the old name: the entry its callers know. The new name had
+        # no callers, so no finding may name it as if it had.
+        changes.extend(_check_entry(spec.name, rename.old, old_entry, new_entry))
     if spec.name in ("resources", "resource-templates"):
         for old_key, new_key in _match_moved(removed, added):
             changes.extend(_check_entry(spec.name, old_key, removed.pop(old_key), added.pop(new_key)))

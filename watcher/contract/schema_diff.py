@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from watcher.contract.patterns import pattern_direction
+
 ANNOTATIONS = frozenset(
     {
         "description",
@@ -56,6 +58,7 @@ HANDLED = (
             "prefixItems",
             "anyOf",
             "oneOf",
+            "allOf",
             "multipleOf",
             "uniqueItems",
         }
@@ -107,7 +110,10 @@ class Fact:
     kind: property_added | property_removed | required_added | became_required | became_optional |
           type | enum | constraint | annotation
     direction (type / enum / constraint): narrowed (accepts fewer values) | widened | changed (neither or both)
-               | equivalent (numeric bounds spelled differently, admitting the same values)
+               | equivalent (bounds or a pattern spelled differently, admitting the same values)
+               | unknown (a pattern whose inclusion cannot be decided: never guessed as narrowed)
+    direction (property_removed): narrowed (the object no longer admits the key) | ignored (the object
+               admits unknown keys, so a value sent for it still validates and is silently dropped)
     """
 
     kind: str
@@ -272,21 +278,15 @@ class _Walker:
                 self.variant(xa, xb, path, sa, sb)
             return
         union_kw = kw_b or kw_a or "anyOf"
-        added = [k for k in vb if k not in va]
-        removed = [k for k in va if k not in vb]
-        # integer → number inside a union is a widening of one member, not a removal plus an addition.
-        for k_old, k_new in (("integer", "number"), ("number", "integer")):
-            if k_old in removed and k_new in added:
-                removed.remove(k_old)
-                added.remove(k_new)
-                direction = "widened" if k_new == "number" else "narrowed"
-                member_path = _join(path, f"{union_kw}[{k_old}]")
-                self.emit(Fact("type", _join(member_path, "type"), k_old, k_new, direction, "type"))
-                self.variant(va[k_old][0], vb[k_new][0], member_path, va[k_old][1], vb[k_new][1])
-        for key in va:
-            if key in vb:
-                member_path = _join(path, f"{union_kw}[{key}]")
-                self.variant(va[key][0], vb[key][0], member_path, va[key][1], vb[key][1])
+        pairs, removed, added = self._pair_variants(va, vb)
+        for k_old, k_new in pairs:
+            member_path = _join(path, f"{union_kw}[{k_old}]")
+            (xa, sa), (xb, sb) = va[k_old], vb[k_new]
+            if k_old == k_new:
+                self.variant(xa, xb, member_path, sa, sb)
+            else:
+                # Matched across type keys (integer → number, or an old member found inside a new branch).
+                self.node(xa, xb, member_path, sa, sb)
         before_keys = sorted(va)
         after_keys = sorted(vb)
         for direction, keys in (("widened", added), ("narrowed", removed)):
@@ -303,6 +303,42 @@ class _Walker:
                 self.emit(
                     Fact("type", _join(path, union_kw), before_keys, after_keys, direction, union_kw, tuple(keys))
                 )
+
+    def _pair_variants(
+        self, va: dict[str, tuple[Any, tuple[str, ...]]], vb: dict[str, tuple[Any, tuple[str, ...]]]
+    ) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+        """(old key, new key) pairs, old keys left unmatched, new keys left unmatched.
+
+        Containment first: an old member is paired with a new branch that accepts everything it accepted
+        (its own key's branch when that one does, else the first that does), so an object that became
+        `oneOf [itself, another]` is no narrowing whatever the keys. Without a containing branch it is
+        paired by key as before (the report then says what narrowed), integer ↔ number across keys.
+        """
+        pairs: list[tuple[str, str]] = []
+        unmatched: list[str] = []
+        for key in va:
+            order = ([key] if key in vb else []) + [k for k in vb if k != key]
+            holder = next((k for k in order if self.contained(va[key], vb[k])), None)
+            if holder is None and key in vb:
+                holder = key
+            if holder is None:
+                unmatched.append(key)
+            else:
+                pairs.append((key, holder))
+        used = {new for _, new in pairs}
+        added = [k for k in vb if k not in used]
+        for k_old, k_new in (("integer", "number"), ("number", "integer")):
+            if k_old in unmatched and k_new in added:
+                unmatched.remove(k_old)
+                added.remove(k_new)
+                pairs.append((k_old, k_new))
+        return pairs, unmatched, added
+
+    def contained(self, a: tuple[Any, tuple[str, ...]], b: tuple[Any, tuple[str, ...]]) -> bool:
+        """Whether every value variant `a` accepts is accepted by variant `b` (as far as the facts tell)."""
+        probe = _Walker(self.a, self.b)
+        probe.node(a[0], b[0], "", a[1], b[1])
+        return not any(narrows(fact) for fact in probe.facts)
 
     def _annotations(self, a: dict[str, Any], b: dict[str, Any], path: str) -> None:
         for key in sorted(set(a) | set(b)):
@@ -330,7 +366,12 @@ class _Walker:
         for key in sorted((set(a) | set(b)) & STRICT_WHEN_PRESENT):
             before, after = a.get(key), b.get(key)
             if not json_equal(before, after):
-                direction = "widened" if after is None else "narrowed"
+                if after is None:
+                    direction = "widened"
+                elif key == "pattern" and isinstance(before, str) and isinstance(after, str):
+                    direction = pattern_direction(before, after)
+                else:
+                    direction = "narrowed"
                 self.emit(Fact("constraint", _join(path, key), before, after, direction, key))
         self._multiple_of(a.get("multipleOf"), b.get("multipleOf"), path)
         if bool(a.get("uniqueItems")) != bool(b.get("uniqueItems")):
@@ -349,6 +390,7 @@ class _Walker:
         for key in ("additionalProperties", "unevaluatedProperties"):
             self._open_schema(key, a.get(key, True), b.get(key, True), path, stack_a, stack_b)
         self._items(a, b, path, stack_a, stack_b)
+        self._all_of(a, b, path, stack_a, stack_b)
         for key in sorted(set(a) | set(b)):
             if key in HANDLED or key in ANNOTATIONS or key in IGNORED or key.startswith("x-"):
                 continue
@@ -444,6 +486,7 @@ class _Walker:
                     names=(name,),
                 )
             )
+        removed_direction = "ignored" if admits_unknown_keys(b) else "narrowed"
         for name in sorted(names_a - names_b):
             schema = strip_titles(props_a.get(name, {}))
             detail = "required" if name in set_req_a else "optional"
@@ -453,6 +496,7 @@ class _Walker:
                     _join(_join(path, "properties"), segment(name)),
                     schema,
                     None,
+                    removed_direction,
                     keyword=detail,
                     names=(name,),
                 )
@@ -522,6 +566,26 @@ class _Walker:
                     )
                 )
 
+    def _all_of(
+        self, a: dict[str, Any], b: dict[str, Any], path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]
+    ) -> None:
+        """`allOf` (two or more members; one is inlined by `_resolve`): the rest of each node was compared
+        already. The new side's members each must accept what the old side accepted — the old node without
+        its allOf, or one of its own members — else the change is reported without a direction."""
+        members_a: list[Any] = a["allOf"] if isinstance(a.get("allOf"), list) else []
+        members_b: list[Any] = b["allOf"] if isinstance(b.get("allOf"), list) else []
+        if json_equal(strip_titles(members_a), strip_titles(members_b)):
+            return
+        parts_a = [({k: v for k, v in a.items() if k != "allOf"}, stack_a), *((m, stack_a) for m in members_a)]
+        parts_b = [({k: v for k, v in b.items() if k != "allOf"}, stack_b), *((m, stack_b) for m in members_b)]
+        widened = all(any(self.contained(old, (m, stack_b)) for old in parts_a) for m in members_b)
+        narrowed = all(any(_Walker(self.b, self.a).contained(new, (m, stack_a)) for new in parts_b) for m in members_a)
+        where = _join(path, "allOf")
+        if widened and narrowed:
+            return
+        direction = "widened" if widened else "narrowed" if narrowed else "changed"
+        self.emit(Fact("constraint", where, strip_titles(members_a), strip_titles(members_b), direction, "allOf"))
+
 
 # -- numeric bounds --------------------------------------------------------------------------------
 
@@ -577,6 +641,28 @@ def _side(node: dict[str, Any], inclusive_key: str, exclusive_key: str) -> tuple
 
 
 # -- helpers -------------------------------------------------------------------------------------
+
+
+def narrows(fact: Fact) -> bool:
+    """Whether a fact means some value the old schema accepted is no longer accepted."""
+    if fact.kind in ("required_added", "became_required"):
+        return True
+    if fact.kind == "property_removed":
+        return fact.direction != "ignored"
+    if fact.kind in ("type", "enum", "constraint"):
+        return fact.direction in ("narrowed", "changed", "unknown")
+    return False
+
+
+def admits_unknown_keys(node: dict[str, Any]) -> bool:
+    """An object node that accepts any key it does not name (additionalProperties and
+    unevaluatedProperties absent or true, no patternProperties to match a key against)."""
+    open_values: tuple[Any, ...] = (None, True, {})
+    return (
+        node.get("additionalProperties") in open_values
+        and node.get("unevaluatedProperties") in open_values
+        and not node.get("patternProperties")
+    )
 
 
 def _is_union(node: Any) -> bool:

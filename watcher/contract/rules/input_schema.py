@@ -34,9 +34,18 @@ OPTIONAL_PARAMETER_ADDED = Rule(
 PARAMETER_REMOVED = Rule(
     id="parameter_removed",
     family=FAMILY,
-    doc="A parameter is gone (or renamed): calls that send it are rejected, or it is silently ignored.",
+    doc="A parameter is gone (or renamed) from an object that refuses unknown keys: calls that send it are rejected.",
     breaks_clients=True,
     affects_models=True,
+)
+PARAMETER_IGNORED = Rule(
+    id="parameter_ignored",
+    family=FAMILY,
+    doc="A parameter is gone from an object that admits unknown keys: calls that send it still validate, but "
+    "the value is silently ignored, so the call no longer means what it did. Dangerous.",
+    breaks_clients=False,
+    affects_models=True,
+    dangerous=True,
 )
 PARAMETER_BECAME_REQUIRED = Rule(
     id="parameter_became_required",
@@ -98,6 +107,23 @@ SCHEMA_ANNOTATION_CHANGED = Rule(
     breaks_clients=False,
     affects_models=True,
 )
+PATTERN_CHANGED_UNKNOWN = Rule(
+    id="pattern_changed_unknown",
+    family=FAMILY,
+    doc="A pattern changed in a way its inclusion cannot be decided here (lookarounds, back-references, \\b, "
+    "Unicode properties…): changed, direction unknown; never guessed as narrowed. Dangerous.",
+    breaks_clients=False,
+    affects_models=True,
+    dangerous=True,
+)
+PATTERN_REWRITTEN = Rule(
+    id="pattern_rewritten",
+    family=FAMILY,
+    doc="A pattern was spelled differently but admits exactly the same strings (decided by automaton "
+    "inclusion both ways): a note, breaking nothing.",
+    breaks_clients=False,
+    affects_models=False,
+)
 BOUND_REWRITTEN = Rule(
     id="bound_rewritten",
     family=FAMILY,
@@ -125,6 +151,7 @@ RULES = (
     REQUIRED_PARAMETER_ADDED,
     OPTIONAL_PARAMETER_ADDED,
     PARAMETER_REMOVED,
+    PARAMETER_IGNORED,
     PARAMETER_BECAME_REQUIRED,
     PARAMETER_BECAME_OPTIONAL,
     TYPE_CHANGED,
@@ -133,6 +160,8 @@ RULES = (
     DEFAULT_CHANGED,
     CONSTRAINT_CHANGED,
     SCHEMA_ANNOTATION_CHANGED,
+    PATTERN_CHANGED_UNKNOWN,
+    PATTERN_REWRITTEN,
     BOUND_REWRITTEN,
     X_MCP_HEADER_INVALID,
     X_MCP_HEADER_CHANGED,
@@ -182,7 +211,7 @@ def _classify(fact: Fact) -> Rule | None:
             # A new required parameter is reported once, on the `required` list.
             return OPTIONAL_PARAMETER_ADDED if fact.keyword == "optional" else None
         case "property_removed":
-            return PARAMETER_REMOVED
+            return PARAMETER_IGNORED if fact.direction == "ignored" else PARAMETER_REMOVED
         case "became_required":
             return PARAMETER_BECAME_REQUIRED
         case "became_optional":
@@ -193,7 +222,9 @@ def _classify(fact: Fact) -> Rule | None:
             return _BY_DIRECTION.get(fact.direction or "", TYPE_CHANGED)
         case "constraint":
             if fact.direction == "equivalent":
-                return BOUND_REWRITTEN
+                return PATTERN_REWRITTEN if fact.keyword == "pattern" else BOUND_REWRITTEN
+            if fact.direction == "unknown":
+                return PATTERN_CHANGED_UNKNOWN
             return _BY_DIRECTION.get(fact.direction or "", CONSTRAINT_CHANGED)
         case "annotation":
             if fact.keyword == "description":
