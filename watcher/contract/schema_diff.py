@@ -215,6 +215,11 @@ class _Walker:
                 member, stack = _Walker._resolve(doc, all_of[0], stack)
                 node = {**member, **rest} if isinstance(member, dict) else member
                 continue
+            if isinstance(all_of, list) and len(all_of) > 1:
+                merged = _merge_object_members(node, [_Walker._resolve(doc, m, stack)[0] for m in all_of])
+                if merged is not None:
+                    node = merged
+                    continue
             return node, stack
         return node, stack
 
@@ -466,8 +471,10 @@ class _Walker:
         req_b = [r for r in b.get("required", []) if isinstance(r, str)] if isinstance(b.get("required"), list) else []
         if not (props_a or props_b or req_a or req_b):
             return
-        names_a = set(props_a) | set(req_a)
-        names_b = set(props_b) | set(req_b)
+        # Names declared by an allOf member (one that could not be merged) are not gone or new: `_all_of` judges them.
+        members_a, members_b = self._member_names(self.a, a), self._member_names(self.b, b)
+        names_a = set(props_a) | set(req_a) | members_a
+        names_b = set(props_b) | set(req_b) | members_b
         set_req_a, set_req_b = set(req_a), set(req_b)
         required_path = _join(path, "required")
         new_required = sorted(n for n in names_b - names_a if n in set_req_b)
@@ -509,7 +516,8 @@ class _Walker:
         if became_optional:
             self.emit(Fact("became_optional", required_path, req_a, req_b, names=tuple(became_optional)))
         for name in sorted(common):
-            if name in props_a or name in props_b:
+            in_member = (name in members_a and name not in props_a) or (name in members_b and name not in props_b)
+            if (name in props_a or name in props_b) and not in_member:
                 self.node(
                     props_a.get(name, True),
                     props_b.get(name, True),
@@ -517,6 +525,17 @@ class _Walker:
                     stack_a,
                     stack_b,
                 )
+
+    @staticmethod
+    def _member_names(doc: _Doc, node: dict[str, Any]) -> set[str]:
+        names: set[str] = set()
+        members: list[Any] = node["allOf"] if isinstance(node.get("allOf"), list) else []
+        for member in members:
+            if isinstance(member, dict) and isinstance(member.get("$ref"), str):
+                member = doc.lookup(member["$ref"])
+            if isinstance(member, dict) and isinstance(member.get("properties"), dict):
+                names |= set(member["properties"])
+        return names
 
     def _open_schema(
         self, key: str, a: Any, b: Any, path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]
@@ -643,6 +662,35 @@ def _side(node: dict[str, Any], inclusive_key: str, exclusive_key: str) -> tuple
 # -- helpers -------------------------------------------------------------------------------------
 
 
+_MERGEABLE = frozenset({"type", "properties", "required", "title", "description"})
+
+
+def _merge_object_members(node: dict[str, Any], members: list[Any]) -> dict[str, Any] | None:
+    """`allOf` of plain object members (properties and required only, no property named twice, none
+    closed by additionalProperties) as the one object it means; None when it cannot be merged exactly."""
+    rest = {k: v for k, v in node.items() if k != "allOf"}
+    parts = [rest, *members]
+    if not all(isinstance(p, dict) and set(p) - ANNOTATIONS <= _MERGEABLE for p in members):
+        return None
+    if set(rest) - ANNOTATIONS - IGNORED - _MERGEABLE:
+        return None
+    if any(p.get("type", "object") != "object" for p in parts):
+        return None
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for part in parts:
+        props = part.get("properties") or {}
+        if not isinstance(props, dict) or set(props) & set(properties):
+            return None
+        properties.update(props)
+        required += [r for r in part.get("required") or [] if isinstance(r, str) and r not in required]
+    merged = {k: v for k, v in rest.items() if k not in ("properties", "required")}
+    merged.update(type="object", properties=properties)
+    if required:
+        merged["required"] = required
+    return merged
+
+
 def narrows(fact: Fact) -> bool:
     """Whether a fact means some value the old schema accepted is no longer accepted."""
     if fact.kind in ("required_added", "became_required"):
@@ -710,6 +758,12 @@ def _key(node: dict[str, Any], in_union: bool) -> str:
     declared = node.get("type")
     if isinstance(declared, str):
         return declared
+    members = node.get("allOf")
+    if isinstance(members, list):
+        # An untyped allOf takes its members' type: it is compared as that type, member by member.
+        kinds = {_key(m, in_union=False) for m in members if isinstance(m, dict)} - {"any"}
+        if len(kinds) == 1:
+            return kinds.pop()
     if any(k in node for k in TYPE_KEYWORDS["object"]):
         return "object"
     if any(k in node for k in TYPE_KEYWORDS["array"]):
