@@ -128,3 +128,16 @@ def test_a_widened_pattern_is_not_called_narrowed() -> None:
         obj({"id": {**STR, "pattern": "^[A-Za-z0-9_]+$"}}), obj({"id": {**STR, "pattern": "^[A-Za-z0-9_.:-]+$"}})
     )
     assert [(c["rule"], c["breaksClients"]) for c in changes] == [("type_widened", False)]
+
+
+def test_a_record_s_property_names_of_type_string_constrain_nothing() -> None:
+    record = {"type": "object", "additionalProperties": {}}
+    changes = schema_diff(obj({"schema": record}), obj({"schema": {**record, "propertyNames": {"type": "string"}}}))
+    assert changes == []
+
+
+def test_an_optional_parameter_made_required_with_a_default_breaks_no_call() -> None:
+    changes = schema_diff(obj({"n": {"type": "integer"}}), obj({"n": {"type": "integer", "default": 1}}, ["n"]))
+    assert [(c["rule"], c["breaksClients"]) for c in changes if c["rule"] != "default_changed"] == [
+        ("required_parameter_with_default", False)
+    ]

@@ -323,7 +323,14 @@ class _Walker:
         unmatched: list[str] = []
         for key in va:
             order = ([key] if key in vb else []) + [k for k in vb if k != key]
-            holder = next((k for k in order if self.contained(va[key], vb[k])), None)
+            # The containing branch that differs least (a `$ref` branch describing the same properties
+            # before a catch-all open object); its own key's branch first among equals.
+            fits = [
+                (len(facts), n, k)
+                for n, k in enumerate(order)
+                if (facts := self.contained_facts(va[key], vb[k])) is not None
+            ]
+            holder = min(fits)[2] if fits else None
             if holder is None and key in vb:
                 holder = key
             if holder is None:
@@ -341,9 +348,13 @@ class _Walker:
 
     def contained(self, a: tuple[Any, tuple[str, ...]], b: tuple[Any, tuple[str, ...]]) -> bool:
         """Whether every value variant `a` accepts is accepted by variant `b` (as far as the facts tell)."""
+        return self.contained_facts(a, b) is not None
+
+    def contained_facts(self, a: tuple[Any, tuple[str, ...]], b: tuple[Any, tuple[str, ...]]) -> list[Fact] | None:
+        """The facts from variant `a` to variant `b` when `b` accepts every value `a` accepts; else None."""
         probe = _Walker(self.a, self.b)
         probe.node(a[0], b[0], "", a[1], b[1])
-        return not any(narrows(fact) for fact in probe.facts)
+        return None if any(narrows(fact) for fact in probe.facts) else probe.facts
 
     def _annotations(self, a: dict[str, Any], b: dict[str, Any], path: str) -> None:
         for key in sorted(set(a) | set(b)):
@@ -399,7 +410,7 @@ class _Walker:
         for key in sorted(set(a) | set(b)):
             if key in HANDLED or key in ANNOTATIONS or key in IGNORED or key.startswith("x-"):
                 continue
-            before, after = a.get(key), b.get(key)
+            before, after = _no_op(key, a.get(key)), _no_op(key, b.get(key))
             if not json_equal(strip_titles(before), strip_titles(after)):
                 self.emit(
                     Fact("constraint", _join(path, key), strip_titles(before), strip_titles(after), "changed", key)
@@ -479,7 +490,7 @@ class _Walker:
         required_path = _join(path, "required")
         new_required = sorted(n for n in names_b - names_a if n in set_req_b)
         if new_required:
-            self.emit(Fact("required_added", required_path, req_a, req_b, names=tuple(new_required)))
+            self._required_facts("required_added", required_path, req_a, req_b, new_required, props_b)
         for name in sorted(names_b - names_a):
             schema = strip_titles(props_b.get(name, {}))
             detail = "required" if name in set_req_b else "optional"
@@ -512,7 +523,7 @@ class _Walker:
         became_required = sorted(n for n in common if n in set_req_b and n not in set_req_a)
         became_optional = sorted(n for n in common if n in set_req_a and n not in set_req_b)
         if became_required:
-            self.emit(Fact("became_required", required_path, req_a, req_b, names=tuple(became_required)))
+            self._required_facts("became_required", required_path, req_a, req_b, became_required, props_b)
         if became_optional:
             self.emit(Fact("became_optional", required_path, req_a, req_b, names=tuple(became_optional)))
         for name in sorted(common):
@@ -525,6 +536,18 @@ class _Walker:
                     stack_a,
                     stack_b,
                 )
+
+    def _required_facts(
+        self, kind: str, path: str, req_a: list[str], req_b: list[str], names: list[str], props_b: dict[str, Any]
+    ) -> None:
+        """Newly required names, those that declare a `default` apart (keyword "defaulted"): zod 4's output-mode
+        schemas list a defaulted parameter as required, and the server fills the default in."""
+        defaulted = [n for n in names if isinstance(props_b.get(n), dict) and "default" in props_b[n]]
+        plain = [n for n in names if n not in defaulted]
+        if plain:
+            self.emit(Fact(kind, path, req_a, req_b, names=tuple(plain)))
+        if defaulted:
+            self.emit(Fact(kind, path, req_a, req_b, keyword="defaulted", names=tuple(defaulted)))
 
     @staticmethod
     def _member_names(doc: _Doc, node: dict[str, Any]) -> set[str]:
@@ -689,6 +712,14 @@ def _merge_object_members(node: dict[str, Any], members: list[Any]) -> dict[str,
     if required:
         merged["required"] = required
     return merged
+
+
+def _no_op(key: str, value: Any) -> Any:
+    """None for a keyword value that constrains nothing: `propertyNames: {type: string}` (every JSON object key
+    is a string; zod emits it for records)."""
+    if key == "propertyNames" and json_equal(strip_titles(value), {"type": "string"}):
+        return None
+    return value
 
 
 def narrows(fact: Fact) -> bool:

@@ -35,6 +35,17 @@ CASES: list[Case] = [
         lambda: schema_diff(obj({"title": STR}, ["title"]), obj({"title": STR, "author": STR}, ["title", "author"])),
     ),
     (
+        "required parameter added with a default (zod 4 output-mode schema)",
+        "required_parameter_with_default",
+        "inputSchema.required",
+        False,
+        True,
+        lambda: schema_diff(
+            obj({"title": STR}, ["title"]),
+            obj({"title": STR, "level": {**STR, "default": "info"}}, ["title", "level"]),
+        ),
+    ),
+    (
         "optional parameter added",
         "optional_parameter_added",
         "inputSchema.properties.language",

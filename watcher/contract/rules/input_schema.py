@@ -24,6 +24,15 @@ REQUIRED_PARAMETER_ADDED = Rule(
     breaks_clients=True,
     affects_models=True,
 )
+REQUIRED_PARAMETER_WITH_DEFAULT = Rule(
+    id="required_parameter_with_default",
+    family=FAMILY,
+    doc="A parameter became required (new, or formerly optional) but declares a default: zod 4's output-mode "
+    "schemas list defaulted parameters as required, and the server fills the default in, so calls without it "
+    "still work; the model sees a parameter it must now send.",
+    breaks_clients=False,
+    affects_models=True,
+)
 OPTIONAL_PARAMETER_ADDED = Rule(
     id="optional_parameter_added",
     family=FAMILY,
@@ -149,6 +158,7 @@ X_MCP_HEADER_CHANGED = Rule(
 
 RULES = (
     REQUIRED_PARAMETER_ADDED,
+    REQUIRED_PARAMETER_WITH_DEFAULT,
     OPTIONAL_PARAMETER_ADDED,
     PARAMETER_REMOVED,
     PARAMETER_IGNORED,
@@ -206,14 +216,14 @@ def _classify(fact: Fact) -> Rule | None:
     """The input rule for one structural difference (None: another difference reports it)."""
     match fact.kind:
         case "required_added":
-            return REQUIRED_PARAMETER_ADDED
+            return REQUIRED_PARAMETER_WITH_DEFAULT if fact.keyword == "defaulted" else REQUIRED_PARAMETER_ADDED
         case "property_added":
             # A new required parameter is reported once, on the `required` list.
             return OPTIONAL_PARAMETER_ADDED if fact.keyword == "optional" else None
         case "property_removed":
             return PARAMETER_IGNORED if fact.direction == "ignored" else PARAMETER_REMOVED
         case "became_required":
-            return PARAMETER_BECAME_REQUIRED
+            return REQUIRED_PARAMETER_WITH_DEFAULT if fact.keyword == "defaulted" else PARAMETER_BECAME_REQUIRED
         case "became_optional":
             return PARAMETER_BECAME_OPTIONAL
         case "type":

@@ -138,7 +138,7 @@ def _judge(
     # On parameters alone, only a distinctive input with a matching purpose counts: two entries taking
     # (owner, repo) are not one renamed entry unless their descriptions say the same thing.
     if (
-        schema_score == 1.0
+        params_old == params_new
         and len(params_old) >= 2
         and description_score >= DESCRIPTION_THRESHOLD
         and _unique_schema(list_name, old_entry, removed, added)
