@@ -147,7 +147,7 @@ def _argument_names(list_name: str, entry: dict[str, Any]) -> frozenset[str]:
 
 
 def _rename_hint(list_name: str, key: str, entry: dict[str, Any], added: Mapping[str, dict[str, Any]]) -> str | None:
-    """Name the added entry that most likely replaces a removed one: similar name or the same arguments."""
+    """Name the added entry that may replace a removed one (similar name or the same arguments), as a hint."""
     if not added:
         return None
     old_args = _argument_names(list_name, entry)
@@ -163,4 +163,8 @@ def _rename_hint(list_name: str, key: str, entry: dict[str, Any], added: Mapping
     assert best is not None
     if best[0] < 0.6:
         return None
-    return f"likely renamed to {best[1]!r}; still breaking for clients that call {key!r}"
+    # Only a hint: the renames family found too little evidence to pair the two (docs/contract-rules.md).
+    return (
+        f"perhaps replaced by {best[1]!r} (not paired as a rename: names and inputs agree too little); still "
+        f"breaking for clients that call {key!r}"
+    )
