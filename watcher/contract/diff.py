@@ -111,7 +111,7 @@ def compare_snapshots(
         changes=tuple(c for c in found if not c.rule.lint),
         lints=tuple(c for c in found if c.rule.lint),
         eras=tuple(compared),
-        notes=tuple(notes),
+        notes=tuple(dict.fromkeys(notes)),  # each profile pair may say the same thing about an era
     )
 
 
