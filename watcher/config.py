@@ -339,6 +339,8 @@ class Server(_Strict):
     """The team's accept file for contract changes (YAML; see docs/suites.md), relative to the config's folder."""
     contract: ContractSettings = Field(default_factory=ContractSettings)
     """Severity overrides for this server, over its team's."""
+    client_profiles: list[str] = Field(default_factory=lambda: ["typical", "none"], min_length=1)
+    """The client-capability profiles its contract is snapshotted under (the first is the main one)."""
     requirements: list[str] = Field(default_factory=lambda: ["2026-07-28", "2025-11-25"])
     expected_failures: str | None = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
@@ -349,6 +351,14 @@ class Server(_Strict):
     """Variables the server needs, passed from the watcher's own environment (read at run time)."""
     env_files: dict[str, str] = Field(default_factory=dict)
     """Variable name → a file holding its value (read at run time; surrounding whitespace dropped)."""
+
+    @field_validator("client_profiles")
+    @classmethod
+    def _known_profiles(cls, value: list[str]) -> list[str]:
+        from watcher.contract.snapshot import distinct_profiles  # late: the config loads without the contract package
+
+        distinct_profiles(value)
+        return value
 
     @field_validator("env_from")
     @classmethod

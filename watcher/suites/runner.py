@@ -245,7 +245,11 @@ class _Run:
         """Snapshot both eras; raises when no era could be read (an era the server refuses is fine)."""
         out_dir.mkdir(parents=True, exist_ok=True)
         summary = take_snapshot_sync(
-            self.snapshot_target(server, env), out_dir, era="both", timeout=self.server.timeouts.snapshot
+            self.snapshot_target(server, env),
+            out_dir,
+            era="both",
+            timeout=self.server.timeouts.snapshot,
+            client_profile_name=self.server.client_profiles,
         )
         eras = (summary or {}).get("eras") or {}
         failed = {era: info.get("status") for era, info in eras.items() if str(info.get("status")).startswith("error")}
