@@ -8,6 +8,7 @@ from typing import Any
 from watcher.config import LoadedConfig
 from watcher.notify import keys
 from watcher.notify.blocks import VERDICT_ICONS, context, escape, section
+from watcher.slackapp.buttons import result_buttons, with_actions
 from watcher.store import Notice
 
 MAX_LISTED = 10
@@ -187,6 +188,7 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 def result_notice(loaded: LoadedConfig, report: dict[str, Any]) -> Notice:
     """The result as a reply in the thread of the beta's alert for the server's team."""
     text, blocks = render(report)
+    blocks = with_actions(blocks, result_buttons(loaded.config, report))
     return beta_thread_reply(
         loaded, report["server"], report["sdk_version"], keys.suite_result, "suite_result", text, blocks
     )
