@@ -134,6 +134,7 @@ def _m3_slack_actions(db: sqlite_utils.Database) -> None:
             "channel": str,
             "message_ts": str,
             "outcome": str,
+            "deliveries": int,
         },
         pk="id",
     )

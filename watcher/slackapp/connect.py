@@ -44,7 +44,7 @@ class EventsEndpoint:
         self.app = app
         self.verifier = SignatureVerifier(signing_secret, clock=_ServiceClock())
 
-    async def __call__(self, request: Request) -> Response:
+    async def handle(self, request: Request) -> Response:
         declared = request.headers.get("content-length")
         if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
             return PlainTextResponse("request too large", status_code=413)
@@ -93,7 +93,8 @@ class SlackApp:
         """The HTTP endpoint, when a signing secret is set."""
         if not self.credentials.signing_secret:
             return []
-        return [Route(EVENTS_PATH, EventsEndpoint(self.app, self.credentials.signing_secret), methods=["POST"])]
+        endpoint = EventsEndpoint(self.app, self.credentials.signing_secret)
+        return [Route(EVENTS_PATH, endpoint.handle, methods=["POST"])]
 
     def connect(self) -> None:
         """Open the Socket Mode connection (in the background), when an app token is set."""

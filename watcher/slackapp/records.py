@@ -50,6 +50,8 @@ class ActionRecord:
     channel: str | None
     message_ts: str | None
     outcome: str
+    deliveries: int
+    """How often Slack delivered it (a retry counts; the work was done once)."""
 
     def line(self) -> str:
         """One line for `status`, the run page and `/mcp-watcher status`."""
@@ -71,11 +73,17 @@ def claim(
     version: str | None = None,
     detail: dict[str, Any] | None = None,
 ) -> int | None:
-    """Record an action under its delivery key; None when that delivery was handled already (a retry)."""
+    """Record an action under its delivery key; None when that delivery was handled already (a retry: counted
+    in `deliveries`, nothing else done)."""
     with store.transaction() as db:
+        seen = list(db.query("select id from slack_actions where delivery = ?", [delivery]))
+        if seen:
+            db.execute("update slack_actions set deliveries = deliveries + 1 where id = ?", [seen[0]["id"]])
+            return None
         cur = db.execute(
-            "insert or ignore into slack_actions (delivery, at, user_id, user_name, team, action, server, sdk, "
-            "version, detail, channel, message_ts, outcome) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')",
+            "insert into slack_actions (delivery, at, user_id, user_name, team, action, server, sdk, version, "
+            "detail, channel, message_ts, outcome, deliveries) "
+            "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 1)",
             [
                 delivery,
                 iso(utcnow()),
@@ -91,7 +99,7 @@ def claim(
                 origin.message_ts,
             ],
         )
-        return int(cur.lastrowid) if cur.rowcount == 1 and cur.lastrowid is not None else None
+        return int(cur.lastrowid) if cur.lastrowid is not None else None
 
 
 def finish(store: Store, action_id: int, outcome: str) -> None:
@@ -113,6 +121,7 @@ def _action(row: dict[str, Any]) -> ActionRecord:
         channel=row["channel"],
         message_ts=row["message_ts"],
         outcome=str(row["outcome"]),
+        deliveries=int(row["deliveries"] or 1),
     )
 
 
