@@ -3,12 +3,13 @@ the accept entries and the mutes they made. Plain rows in, plain rows out."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from watcher.store import Store
+from watcher.store import Notice, Store
 from watcher.timefmt import iso, parse_iso, utcnow
 
 ACTIVE_RUN = ("queued", "running")
@@ -151,6 +152,16 @@ def rerun_trigger(action_id: int) -> str:
 
 def is_rerun_trigger(trigger: str | None) -> bool:
     return (trigger or "").startswith("slack-rerun:")
+
+
+def result_after_slack(store: Store, notice: Notice, sdk: str, trigger: str | None, moment: datetime) -> Notice | None:
+    """A suite result as Slack actions shape it: a rerun asked for in Slack gets a key of its own (a new reply
+    in the same thread; the first result keeps its key), and a team that muted the SDK gets none (None)."""
+    if is_rerun_trigger(trigger):
+        return dataclasses.replace(notice, key=f"{notice.key}:{trigger}")
+    if muted_until(store, notice.team, sdk, moment) is not None:
+        return None
+    return notice
 
 
 def active_run(store: Store, server: str, version: str) -> dict[str, Any] | None:

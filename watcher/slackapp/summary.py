@@ -46,15 +46,18 @@ def accept_line(entry: dict[str, Any]) -> str:
     return f"{server}{entry['rule']} {entry['list']}/{entry['name']}{path} until {entry['expires']} — {entry['reason']}"
 
 
+def _identity(entry: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(entry.get(k) for k in ("rule", "list", "name", "path"))
+
+
 def file_accepts(loaded: LoadedConfig, server: Server) -> tuple[list[dict[str, Any]], str | None]:
     """The server's accept file entries when its code is a local folder; else (nothing, why not)."""
     if not server.accept:
         return [], None
     if server.path is None:
         return [], f"the accept file {server.accept} is in the server's repository"
-    base = loaded.resolve(server.path)
     try:
-        accept = load_accept_file(base / server.accept)
+        accept = load_accept_file(loaded.resolve(server.accept))
     except AcceptError as exc:
         return [], str(exc)
     return [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in accept.entries], None
@@ -70,10 +73,16 @@ def accepted_text(loaded: LoadedConfig, store: Store, today: dt.date, server: st
         entries, note = file_accepts(loaded, item)
         rows = [("file", e) for e in entries] + [("Slack", a.entry) for a in records.accepts(store, item.name)]
         lines.append(f"*{item.name}*" + ("" if rows else ": nothing accepted"))
+        named = {_identity(e) for e in entries}
         for source, entry in rows:
             expired = " (expired: reported again)" if str(entry["expires"]) < today.isoformat() else ""
+            shadowed = (
+                " (the file names the same change: the file's entry wins)"
+                if (source == "Slack" and _identity(entry) in named)
+                else ""
+            )
             by = f" by {entry['by']}" if entry.get("by") else ""
-            lines.append(f"• [{source}] {accept_line(entry)}{by}{expired}")
+            lines.append(f"• [{source}] {accept_line(entry)}{by}{expired}{shadowed}")
         if note:
             lines.append(f"  _{note}_")
     return "\n".join(lines)

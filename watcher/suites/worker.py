@@ -22,7 +22,7 @@ from watcher.config import ConfigError, LoadedConfig
 from watcher.evaluation.notices import evaluation_notice
 from watcher.evaluation.trigger import after_suite_run
 from watcher.notify import keys
-from watcher.slackapp.records import is_rerun_trigger, muted_until
+from watcher.slackapp.records import result_after_slack
 from watcher.store import Store
 from watcher.store_schema import RunRow
 from watcher.suites.executors import execute
@@ -118,12 +118,11 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
     except ConfigError as exc:
         log.warning("no notice for run %s: %s", run["id"], exc, extra={"server": run["server"], "run_id": run["id"]})
         return outcome
-    if is_rerun_trigger(run.get("trigger")):
-        # Asked for in Slack: a result of its own, in the same thread (the first run's result keeps its key).
-        notice = dataclasses.replace(notice, key=f"{notice.key}:{run['trigger']}")
-    if muted_until(store, notice.team, run["sdk"], clock.now()) and not is_rerun_trigger(run.get("trigger")):
+    slack_notice = result_after_slack(store, notice, run["sdk"], run.get("trigger"), clock.now())
+    if slack_notice is None:
         log.info("result of run %s not sent: %s is muted for team %s from Slack", run["id"], run["sdk"], notice.team)
         return outcome
+    notice = slack_notice
     store.enqueue(notice)
     outcome["notice"] = notice.key
     if evaluation is not None:
