@@ -334,7 +334,7 @@ def render_thread(watcher: Watcher, parent: dict[str, Any]) -> str:
                 names = []
                 for element in block["elements"]:
                     link = f" → {element['url']}" if element.get("url") else ""
-                    names.append(f"[ {element['text']['text']} ]{link}")
+                    names.append(f"[ {element['text']['text']}{link} ]")
                 lines.append(f"{indent}  " + "  ".join(names))
         lines.append("")
     return "\n".join(lines)

@@ -407,8 +407,7 @@ def build_app(loaded: LoadedConfig, store: Store, credentials: SlackCredentials,
     (watcher.slackapp.http, on the service's clock); Socket Mode needs no signature."""
     client = web_client(credentials, loaded)
     app = App(
-        token=credentials.token,
-        client=client,
+        client=client,  # carries the bot token
         signing_secret="",
         request_verification_enabled=False,
         token_verification_enabled=False,
