@@ -123,3 +123,51 @@ def test_merge_keeps_the_file_first_and_leaves_out_a_rule_it_does_not_know(tmp_p
     file = AcceptFile("a.yaml", ())
     merged = merge(file, records.accepts(store, SERVER))
     assert merged.accept.entries == () and merged.from_slack == 0 and merged.accept.path == "a.yaml"
+
+
+def test_the_run_page_shows_slack_accepts_overridden_ones_and_the_actions(tmp_path, monkeypatch):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from watcher.web.access import Access
+    from watcher.web.app import web_parts
+    from watcher.web.context import WebContext
+
+    with pinned_clock(monkeypatch):
+        loaded, store = _setup(tmp_path, [{**REMOVED, "reason": "search moved", "expires": "2027-02-01"}])
+        _slack_accept(store, REMOVED, "accepted in a hurry", "2027-03-01")
+        _slack_accept(store, ISBN, "isbn is always sent", "2027-03-01")
+        diff = _steer(loaded)
+        store.queue_run(SERVER, "python", VERSION, "t")
+        run = store.claim_run()
+        assert run is not None
+        store.finish_run(run["id"], "pass", {"server": SERVER, "sdk_version": VERSION, "contract": diff}, 1.0)
+        action = records.claim(
+            store, "d1", ALICE, "books", "rerun", records.Origin("C1", "1.5"), server=SERVER, version=VERSION
+        )
+        assert action is not None
+        records.finish(store, action, "queued run 9")
+        routes, middleware = web_parts(WebContext(loaded, store), Access(None, False))
+        page = TestClient(Starlette(routes=routes, middleware=middleware)).get(f"/runs/{run['id']}").text
+    assert "<h2>From Slack</h2>" in page
+    assert "get_book (required_parameter_added) until 2027-03-01 by alice (U0ALICE) in Slack" in page
+    assert "tool_removed tools/search_books (by alice (U0ALICE) in Slack" in page and "the file wins" in page
+    assert f"alice (U0ALICE): rerun {SERVER} @ {VERSION} from message 1.5 in C1 → queued run 9" in page
+
+
+def test_a_run_page_without_slack_actions_has_no_slack_section(tmp_path, monkeypatch):
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from watcher.web.access import Access
+    from watcher.web.app import web_parts
+    from watcher.web.context import WebContext
+
+    loaded, store = _setup(tmp_path, None)
+    store.queue_run(SERVER, "python", VERSION, "t")
+    run = store.claim_run()
+    assert run is not None
+    store.finish_run(run["id"], "pass", {"server": SERVER, "sdk_version": VERSION}, 1.0)
+    routes, middleware = web_parts(WebContext(loaded, store), Access(None, False))
+    answer = TestClient(Starlette(routes=routes, middleware=middleware)).get(f"/runs/{run['id']}")
+    assert answer.status_code == 200 and "From Slack" not in answer.text
