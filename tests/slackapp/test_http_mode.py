@@ -144,3 +144,14 @@ def test_open_run_is_a_link_and_only_acknowledged(watcher, slack):
 
 def test_the_pages_token_does_not_guard_slack_events_and_get_is_not_served(watcher):
     assert httpx.get(watcher.url, timeout=5).status_code == 405
+
+
+def test_a_slash_command_over_http_is_answered_ephemerally(watcher, slack):
+    from urllib.parse import urlencode
+
+    from tests.slackapp.helpers import command_payload
+
+    answer = watcher.post(urlencode(command_payload(slack, f"status {SERVER}", MEMBER, "h1")))
+    assert answer.status_code == 200
+    (status,) = wait_responses(slack, 1)
+    assert status["response_type"] == "ephemeral" and f"*{SERVER}* (books): fail on {VERSION}" in status["text"]

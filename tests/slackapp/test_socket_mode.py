@@ -156,3 +156,40 @@ def test_slash_command_status_accepted_rerun_and_help(watcher, slack):
     assert any(
         f"{OUTSIDER.lower()} ({OUTSIDER}): rerun {SERVER} @ {VERSION} (slash command) → refused" in x for x in lines
     )
+
+
+def test_muting_twice_keeps_one_mute_and_tells_the_second_one(watcher, slack):
+    alert = watcher.message("release")
+    slack.socket.send("interactive", click_payload(slack, alert, "mcpw_mute", MEMBER, "2.1"))
+    slack.socket.send("interactive", click_payload(slack, alert, "mcpw_mute", MEMBER, "2.2"))
+    assert wait_for(lambda: len(slack.views) == 2)
+    values = {"days": {"number": {"type": "number_input", "value": "7"}}}
+    slack.socket.send("interactive", submission_payload(slack.views[0], MEMBER, values))
+    watcher.wait_replies(1)
+    slack.socket.send("interactive", submission_payload(slack.views[1], MEMBER, values))
+    assert wait_for(lambda: slack.ephemerals)
+    assert "muted for books until 2026-12-10 already" in slack.ephemerals[0]["text"]
+    assert len(records.mutes(watcher.store, utcnow())) == 1 and len(watcher.replies()) == 1
+    bad = {"days": {"number": {"type": "number_input", "value": "0"}}}
+    refused = slack.socket.send("interactive", submission_payload(slack.views[1], MEMBER, bad))
+    assert refused is not None and refused["payload"]["errors"] == {"days": "A whole number of days, 1 to 365."}
+
+
+def test_a_refused_socket_connection_is_logged_and_tried_again(tmp_path, slack, monkeypatch, caplog):
+    from watcher.slackapp import connect
+
+    monkeypatch.setattr(connect, "RETRY_SECONDS", 0.2)
+    real = slack.app_token
+    slack.app_token = "xapp-another-app"  # Slack refuses the service's token at first
+    with pinned_clock(monkeypatch):
+        monkeypatch.setenv("SLACK_APP_TOKEN", real)
+        w = start_watcher(tmp_path, slack, monkeypatch, http=False, socket=False)
+        try:
+            w.credentials = type(w.credentials)(token=slack.token, app_token=real)
+            w.app = connect.slack_app(w.loaded, w.store, w.credentials, w.deliver)
+            w.app.connect()  # returns: the start goes on
+            assert "Slack Socket Mode: cannot connect (invalid_auth)" in caplog.text
+            slack.app_token = real
+            assert slack.socket.wait_connected(), "not tried again"
+        finally:
+            w.close()

@@ -276,7 +276,16 @@ class Interactions:
         )  # fmt: skip
         if action_id is None:
             return
-        if not self._allowed(action_id, team, actor, lambda text: self._whisper(origin, actor.user_id, text)):
+
+        def tell(text: str) -> None:
+            self._whisper(origin, actor.user_id, text)
+
+        if not self._allowed(action_id, team, actor, tell):
+            return
+        current = records.muted_until(self.store, team.name, sdk.name, clock.now())
+        if current is not None and current.date() >= until.date():  # the same days, clicked twice
+            records.finish(self.store, action_id, f"not muted again: muted until {current.date().isoformat()}")
+            tell(f"{sdk.package} pre-releases are muted for {team.name} until {current.date().isoformat()} already.")
             return
         records.add_mute(self.store, team.name, sdk.name, sdk.package, until, actor, action_id)
         records.finish(self.store, action_id, f"muted until {until.date().isoformat()}")

@@ -6,12 +6,14 @@ clock (watcher.clock); anything else is answered 401 and never reaches Bolt."""
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
 from slack_bolt import App
 from slack_bolt.adapter.socket_mode import SocketModeHandler
 from slack_bolt.request import BoltRequest
+from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.signature import Clock, SignatureVerifier
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -28,6 +30,8 @@ log = logging.getLogger(__name__)
 EVENTS_PATH = "/slack/events"
 MAX_BODY_BYTES = 1024 * 1024
 """Slack's interaction payloads are far smaller; a bigger body is refused unread."""
+RETRY_SECONDS = 30.0
+"""How often a Socket Mode connection Slack refused at start is tried again."""
 
 
 class _ServiceClock(Clock):
@@ -79,6 +83,7 @@ class SlackApp:
         self.credentials = credentials
         self.app = build_app(loaded, store, credentials, on_change)
         self.socket: SocketModeHandler | None = None
+        self.stopped = threading.Event()
 
     @property
     def modes(self) -> list[str]:
@@ -97,13 +102,34 @@ class SlackApp:
         return [Route(EVENTS_PATH, endpoint.handle, methods=["POST"])]
 
     def connect(self) -> None:
-        """Open the Socket Mode connection (in the background), when an app token is set."""
+        """Open the Socket Mode connection when an app token is set. Slack refusing it or being away is
+        logged and tried again in the background, never a failed start (slack-sdk reconnects after that)."""
         if not self.credentials.app_token:
             return
         self.socket = SocketModeHandler(self.app, self.credentials.app_token, ping_interval=30)
-        self.socket.connect()  # type: ignore[no-untyped-call]
+        if not self._try_connect():
+            threading.Thread(target=self._keep_trying, name="slack-socket", daemon=True).start()
+
+    def _try_connect(self) -> bool:
+        socket = self.socket
+        if socket is None:
+            return True
+        try:
+            socket.connect()  # type: ignore[no-untyped-call]
+        except (SlackClientError, OSError) as exc:
+            reason = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
+            log.error("Slack Socket Mode: cannot connect (%s); trying again every %g s", reason, RETRY_SECONDS)
+            return False
+        return True
+
+    def _keep_trying(self) -> None:
+        while not self.stopped.wait(RETRY_SECONDS):
+            if self._try_connect():
+                log.info("Slack Socket Mode: connected")
+                return
 
     def close(self) -> None:
+        self.stopped.set()
         if self.socket is not None:
             self.socket.close()  # type: ignore[no-untyped-call]
             self.socket = None
