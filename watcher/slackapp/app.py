@@ -115,30 +115,35 @@ class Interactions:
         server: str,
         version: str,
         tell: Callable[[str], None],
-    ) -> None:
+    ) -> int | None:
+        """Queue the server on the version again; the new run's id (None: nothing queued, the user told why)."""
         try:
             team, sdk, _package = self._team_of(server)
         except ConfigError:
-            tell(f"No server named {server!r} is configured.")
-            return
+            tell(f"No server named {escape(server)!r} is configured.")
+            return None
         action_id = records.claim(
             self.store, delivery, actor, team.name, "rerun", origin, server=server, sdk=sdk, version=version
         )
         if action_id is None:
-            return  # this delivery was handled already (Slack retried it)
+            return None  # this delivery was handled already (Slack retried it)
         if not self._allowed(action_id, team, actor, tell):
-            return
+            return None
         known = {row["version"] for row in self.store.versions_of(sdk)}
         if version not in known:
             records.finish(self.store, action_id, "refused: unknown version")
             tell(f"{escape(sdk)} {escape(version)} is not a version the watcher has seen.")
-            return
+            return None
         active = records.active_run(self.store, server, version)
         if active is not None:
             records.finish(self.store, action_id, f"not queued: run {active['id']} is already {active['status']}")
             tell(f"{server} on {version} is already {active['status']} (run {active['id']}): nothing added.")
-            return
+            return None
         run_id = records.queue_rerun(self.store, server, sdk, version, action_id)
+        if run_id is None:  # queued by another click in the meantime
+            records.finish(self.store, action_id, "not queued: a run was queued meanwhile")
+            tell(f"{server} on {version} was just queued by someone else: nothing added.")
+            return None
         records.finish(self.store, action_id, f"queued run {run_id}")
         fallback = keys.release_alert(sdk, version, team.name)
         self._reply(
@@ -148,6 +153,7 @@ class Interactions:
             f":repeat: {actor.mention} asked for a rerun of *{escape(server)}* on {escape(version)} "
             f"(run {run_id}): the result follows in this thread.",
         )
+        return run_id
 
     def on_rerun(self, ack: Ack, body: dict[str, Any], respond: Respond) -> None:
         ack()
@@ -316,10 +322,9 @@ class Interactions:
         elif sub == "rerun" and len(args) == 2:
             actor = Actor(str(body.get("user_id")), str(body.get("user_name") or body.get("user_id")))
             origin = Origin(body.get("channel_id"), None)
-            self.rerun(f"command:{body.get('trigger_id')}", actor, origin, args[0], args[1], tell)
-            row = records.actions(self.store, server=args[0], version=args[1], limit=1)
-            if row and row[0].outcome.startswith("queued"):
-                tell(f"{args[0]} on {args[1]}: {row[0].outcome}; the result goes to the version's thread.")
+            run_id = self.rerun(f"command:{body.get('trigger_id')}", actor, origin, args[0], args[1], tell)
+            if run_id is not None:
+                tell(f"{args[0]} on {args[1]}: queued run {run_id}; the result goes to the version's thread.")
         else:
             tell(HELP)
 
