@@ -71,7 +71,7 @@ def config_text(state: Path, public_url: str | None = "https://watcher.example.o
                 "team": "books",
                 "sdk": SDK,
                 "language": "python",
-                "path": "books",
+                "path": "no-such-folder",  # a run fails fast (no install), as a real run of a moved project
                 "start": ["python", "server.py"],
                 "baseline_sdk_version": "2.3.0",
             }
@@ -228,13 +228,13 @@ def seed_thread(loaded: LoadedConfig, store: Store) -> None:
         "sdk_version": VERSION,
         "baseline_sdk_version": "2.3.0",
         "verdict": "fail",
-        "run_id": run["id"],
+        "run_id": "20261203T114900Z-2.4.0b1-seed",  # the run folder's name, as the runner reports it
         "seconds": 41.0,
         "reasons": [{"verdict": "fail", "reason": "contract: 2 change(s) that break clients"}],
         "contract": {"baseline": "2.3.0", "candidate": VERSION, "changes": CHANGES, "accepted": []},
     }
     store.finish_run(run["id"], "fail", report, 41.0)
-    store.enqueue(result_notice(loaded, report))
+    store.enqueue(result_notice(loaded, report, run["id"]))
 
 
 # --- Slack's side of a click ------------------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def test_without_a_way_to_hear_slack_no_button_is_posted_and_nothing_listens(tmp
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     config = _config(tmp_path)
-    assert buttons.result_buttons(config, REPORT) == []
+    assert buttons.result_buttons(config, REPORT, 7) == []
     assert buttons.alert_buttons(config, "books", "python", VERSION, True, [SERVER]) == []
     assert buttons.digest_buttons(config) == []
     assert buttons.with_actions([{"type": "divider"}], []) == [{"type": "divider"}]
@@ -57,7 +57,7 @@ def test_either_secret_with_the_bot_token_brings_the_buttons(tmp_path, monkeypat
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
     monkeypatch.setenv(secret, "s")
     config = _config(tmp_path)
-    ids = [b["action_id"] for b in buttons.result_buttons(config, REPORT)]
+    ids = [b["action_id"] for b in buttons.result_buttons(config, REPORT, 7)]
     assert ids == ["mcpw_rerun", "mcpw_accept", "mcpw_mute", "mcpw_open_run"]
     (link,) = buttons.digest_buttons(config)
     assert link["url"] == "https://watcher.example.org/deprecations" and link["text"]["text"] == "Open deprecations"
@@ -66,11 +66,18 @@ def test_either_secret_with_the_bot_token_brings_the_buttons(tmp_path, monkeypat
     assert [b["action_id"] for b in buttons.alert_buttons(config, "books", "python", "2.4.0", False, [])] == []
 
 
+def test_without_the_runs_stored_id_there_is_no_accept_and_no_link(tmp_path, monkeypatch):
+    monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
+    monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
+    ids = [b["action_id"] for b in buttons.result_buttons(_config(tmp_path), REPORT, None)]
+    assert ids == ["mcpw_rerun", "mcpw_mute"]
+
+
 def test_without_a_public_url_there_are_no_links(tmp_path, monkeypatch):
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-1")
     monkeypatch.setenv("SLACK_SIGNING_SECRET", "s")
     config = _config(tmp_path, public_url=None)
-    assert "mcpw_open_run" not in [b["action_id"] for b in buttons.result_buttons(config, REPORT)]
+    assert "mcpw_open_run" not in [b["action_id"] for b in buttons.result_buttons(config, REPORT, 7)]
     assert buttons.digest_buttons(config) == []
 
 

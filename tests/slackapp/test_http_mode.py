@@ -155,3 +155,22 @@ def test_a_slash_command_over_http_is_answered_ephemerally(watcher, slack):
     assert answer.status_code == 200
     (status,) = wait_responses(slack, 1)
     assert status["response_type"] == "ephemeral" and f"*{SERVER}* (books): fail on {VERSION}" in status["text"]
+
+
+def test_the_rerun_result_is_a_new_reply_in_the_same_thread(watcher, slack):
+    from watcher.suites.worker import process_queue
+
+    alert = watcher.message("release")
+    assert (
+        watcher.post(
+            form(click_payload(slack, watcher.message("suite_result"), "mcpw_rerun", MEMBER, "9.1"))
+        ).status_code
+        == 200
+    )
+    watcher.wait_replies(1)
+    (outcome,) = process_queue(watcher.loaded, watcher.store)  # the real worker runs it (the project is gone)
+    assert outcome["verdict"] == "fail" and outcome["notice"].endswith(":slack-rerun:1")
+    watcher.deliver()
+    results = [m for m in slack.messages if m["text"].startswith("FAIL: ")]
+    assert len(results) == 2 and all(m["thread_ts"] == alert["ts"] for m in results)
+    assert "project folder does not exist" in results[1]["text"]

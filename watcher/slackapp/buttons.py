@@ -79,20 +79,20 @@ def alert_buttons(
     return elements
 
 
-def result_buttons(config: WatcherConfig, report: dict[str, Any]) -> list[dict[str, Any]]:
-    """On a suite result: Rerun, Accept… (when the contract changed), Mute this SDK line…, Open run."""
+def result_buttons(config: WatcherConfig, report: dict[str, Any], run_id: int | None) -> list[dict[str, Any]]:
+    """On a suite result: Rerun, Accept… (when the contract changed), Mute this SDK line…, Open run. The last
+    two need the run's stored id (``run_id``: the row Accept… reads the changes from, the page's number)."""
     if not interactive(config):
         return []
     server, version = report.get("server"), report.get("sdk_version")
-    run_id = report.get("run_id")
     elements = [button("Rerun", RERUN, value(server=server, version=version))]
     contract = report.get("contract") or {}
-    if isinstance(contract, dict) and contract.get("changes"):
+    if isinstance(contract, dict) and contract.get("changes") and run_id is not None:
         elements.append(button("Accept…", ACCEPT, value(server=server, version=version, run=run_id)))
     team = next((s.team for s in config.servers if s.name == server), None)
     if team is not None:
         elements.append(button("Mute this SDK line…", MUTE, value(team=team, sdk=report.get("sdk"), version=version)))
-    url = page_url(config, f"/runs/{run_id}") if isinstance(run_id, int) else None
+    url = page_url(config, f"/runs/{run_id}") if run_id is not None else None
     if url:
         elements.append(button("Open run", OPEN_RUN, value(run=run_id), url=url))
     return elements

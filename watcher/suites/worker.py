@@ -111,7 +111,7 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
         return outcome
     store.finish_run(run["id"], report["verdict"], report, seconds)
     try:
-        notice = result_notice(loaded, report)
+        notice = result_notice(loaded, report, run["id"])
         if keys.is_baseline_trigger(run.get("trigger")):
             # A first look at an SDK the watcher just started following: no beta alert to reply to.
             notice = dataclasses.replace(notice, thread_of=None)
