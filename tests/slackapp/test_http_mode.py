@@ -174,3 +174,11 @@ def test_the_rerun_result_is_a_new_reply_in_the_same_thread(watcher, slack):
     results = [m for m in slack.messages if m["text"].startswith("FAIL: ")]
     assert len(results) == 2 and all(m["thread_ts"] == alert["ts"] for m in results)
     assert "project folder does not exist" in results[1]["text"]
+
+
+def test_an_oversized_body_is_refused_unread(watcher):
+    from watcher.slackapp.connect import MAX_BODY_BYTES
+
+    body = "payload=" + "x" * (MAX_BODY_BYTES + 1)
+    assert watcher.post(body).status_code == 413
+    assert not records.actions(watcher.store)

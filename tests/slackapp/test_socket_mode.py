@@ -193,3 +193,12 @@ def test_a_refused_socket_connection_is_logged_and_tried_again(tmp_path, slack, 
             assert slack.socket.wait_connected(), "not tried again"
         finally:
             w.close()
+
+
+def test_a_modal_slack_will_not_open_is_said_to_the_user(watcher, slack):
+    slack.fail_next("views.open", error="expired_trigger_id")
+    slack.socket.send(
+        "interactive", click_payload(slack, watcher.message("suite_result"), "mcpw_accept", MEMBER, "3.1")
+    )
+    (told,) = wait_responses(slack, 1)
+    assert "Slack would not open the form (expired_trigger_id)" in told["text"] and not slack.views

@@ -18,7 +18,7 @@ from typing import Any
 
 from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
-from slack_sdk.errors import SlackClientError
+from slack_sdk.errors import SlackApiError, SlackClientError
 
 from watcher import clock
 from watcher.config import ConfigError, LoadedConfig, SlackCredentials, Team
@@ -97,6 +97,15 @@ class Interactions:
             )
         except SlackClientError as exc:
             log.warning("could not tell %s in Slack: %s", user, type(exc).__name__)
+
+    def _open(self, client: WebClient, body: dict[str, Any], view: dict[str, Any], tell: Callable[[str], None]) -> None:
+        """Open a modal; Slack refusing (the click's trigger expires after three seconds) is said to the user."""
+        try:
+            client.views_open(trigger_id=body["trigger_id"], view=view)
+        except (SlackClientError, OSError) as exc:
+            reason = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
+            log.warning("could not open a modal: %s", reason)
+            tell(f"Slack would not open the form ({reason}): please click again.")
 
     def _allowed(self, action_id: int, team: Team, actor: Actor, tell: Callable[[str], None]) -> bool:
         verdict = self.gate.check(team, actor.user_id)
@@ -194,7 +203,7 @@ class Interactions:
             return
         default = (clock.today() + dt.timedelta(days=DEFAULT_ACCEPT_DAYS)).isoformat()
         meta = {**fields, "channel": origin.channel, "ts": origin.message_ts, "thread_ts": origin.thread_ts}
-        client.views_open(trigger_id=body["trigger_id"], view=buttons.accept_modal(changes, meta, default))
+        self._open(client, body, buttons.accept_modal(changes, meta, default), tell)
 
     def on_accept_submit(self, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta = json.loads(view.get("private_metadata") or "{}")
@@ -261,7 +270,7 @@ class Interactions:
             tell(f":no_entry: Not done: {verdict.why}.")
             return
         meta = {**fields, "channel": origin.channel, "ts": origin.message_ts, "thread_ts": origin.thread_ts}
-        client.views_open(trigger_id=body["trigger_id"], view=buttons.mute_modal(sdk.package, meta))
+        self._open(client, body, buttons.mute_modal(sdk.package, meta), tell)
 
     def on_mute_submit(self, ack: Ack, body: dict[str, Any], view: dict[str, Any]) -> None:
         meta = json.loads(view.get("private_metadata") or "{}")
