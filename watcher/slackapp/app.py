@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import logging
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
 
@@ -425,11 +426,19 @@ def web_client(credentials: SlackCredentials, loaded: LoadedConfig) -> WebClient
     return WebClient(**kwargs)
 
 
-def build_app(loaded: LoadedConfig, store: Store, credentials: SlackCredentials, on_change: Callable[[], None]) -> App:
-    """The Bolt app with every listener. Requests over HTTP are verified before they reach it
-    (watcher.slackapp.http, on the service's clock); Socket Mode needs no signature."""
+def build_app(
+    loaded: LoadedConfig,
+    store: Store,
+    credentials: SlackCredentials,
+    on_change: Callable[[], None],
+    executor: Executor | None = None,
+) -> App:
+    """The Bolt app with every listener, run after the ack on ``executor`` (the caller's, so that it can wait
+    for them at stop). Requests over HTTP are verified before they reach it (watcher.slackapp.connect, on the
+    service's clock); Socket Mode needs no signature."""
     client = web_client(credentials, loaded)
     app = App(
+        listener_executor=executor,
         client=client,  # carries the bot token
         signing_secret="",
         request_verification_enabled=False,

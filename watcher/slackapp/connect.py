@@ -8,6 +8,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from slack_bolt import App
@@ -81,7 +82,8 @@ class SlackApp:
         self, loaded: LoadedConfig, store: Store, credentials: SlackCredentials, on_change: Callable[[], None]
     ) -> None:
         self.credentials = credentials
-        self.app = build_app(loaded, store, credentials, on_change)
+        self.listeners = ThreadPoolExecutor(max_workers=10, thread_name_prefix="slack-action")
+        self.app = build_app(loaded, store, credentials, on_change, self.listeners)
         self.socket: SocketModeHandler | None = None
         self.stopped = threading.Event()
 
@@ -129,10 +131,12 @@ class SlackApp:
                 return
 
     def close(self) -> None:
+        """Stop listening, then wait for the work of the clicks already acknowledged."""
         self.stopped.set()
         if self.socket is not None:
             self.socket.close()  # type: ignore[no-untyped-call]
             self.socket = None
+        self.listeners.shutdown(wait=True)
 
 
 def slack_app(
