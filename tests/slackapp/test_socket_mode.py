@@ -202,3 +202,17 @@ def test_a_modal_slack_will_not_open_is_said_to_the_user(watcher, slack):
     )
     (told,) = wait_responses(slack, 1)
     assert "Slack would not open the form (expired_trigger_id)" in told["text"] and not slack.views
+
+
+def test_accepting_the_same_change_twice_stores_and_posts_it_once(watcher, slack):
+    result = watcher.message("suite_result")
+    slack.socket.send("interactive", click_payload(slack, result, "mcpw_accept", MEMBER, "4.1"))
+    slack.socket.send("interactive", click_payload(slack, result, "mcpw_accept", MEMBER, "4.2"))
+    assert wait_for(lambda: len(slack.views) == 2)
+    values = _accept_values([0], "search moved to find_books", "2027-01-15")
+    slack.socket.send("interactive", submission_payload(slack.views[0], MEMBER, values))
+    watcher.wait_replies(1)
+    slack.socket.send("interactive", submission_payload(slack.views[1], MEMBER, values))
+    assert wait_for(lambda: slack.ephemerals)
+    assert slack.ephemerals[0]["text"] == "Those changes are accepted already, until that day or later."
+    assert len(records.accepts(watcher.store, SERVER)) == 1 and len(watcher.replies()) == 1

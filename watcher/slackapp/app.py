@@ -242,6 +242,10 @@ class Interactions:
         if not self._allowed(action_id, team, actor, lambda text: self._whisper(origin, actor.user_id, text)):
             return
         added = records.add_accepts(self.store, server, team.name, entries, actor, action_id)
+        if not added:  # the same changes accepted again (a second modal, a double click): said, not posted
+            records.finish(self.store, action_id, "nothing new: accepted already")
+            self._whisper(origin, actor.user_id, "Those changes are accepted already, until that day or later.")
+            return
         records.finish(self.store, action_id, f"accepted {len(added)} change(s) until {expires}")
         listed = "\n".join(f"• `{escape(label)}`" for label in detail["changes"])
         again = "" if len(added) == len(entries) else f" ({len(entries) - len(added)} were accepted already)"
