@@ -164,11 +164,68 @@ def _m4_backtests(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m5_slack_actions(db: sqlite_utils.Database) -> None:
+    """What people did from Slack (watcher.slackapp): every action with who, when and from which message
+    (one row per delivery: a retried delivery finds its row), and the accepts and mutes they made."""
+    db.table("slack_actions").create(
+        {
+            "id": int,
+            "delivery": str,
+            "at": str,
+            "user_id": str,
+            "user_name": str,
+            "team": str,
+            "action": str,
+            "server": str,
+            "sdk": str,
+            "version": str,
+            "detail": str,
+            "channel": str,
+            "message_ts": str,
+            "outcome": str,
+            "deliveries": int,
+        },
+        pk="id",
+    )
+    db.table("slack_actions").create_index(["delivery"], unique=True)
+    db.table("slack_actions").create_index(["server", "version"])
+    db.table("slack_accepts").create(
+        {
+            "id": int,
+            "server": str,
+            "team": str,
+            "entry": str,
+            "created": str,
+            "user_id": str,
+            "user_name": str,
+            "action_id": int,
+        },
+        pk="id",
+    )
+    db.table("slack_accepts").create_index(["server"])
+    db.table("slack_mutes").create(
+        {
+            "id": int,
+            "team": str,
+            "sdk": str,
+            "package": str,
+            "until": str,
+            "created": str,
+            "user_id": str,
+            "user_name": str,
+            "action_id": int,
+        },
+        pk="id",
+    )
+    db.table("slack_mutes").create_index(["team", "sdk"])
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_dispatched_runs,
     _m3_status_matrix_indexes,
     _m4_backtests,
+    _m5_slack_actions,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -140,7 +140,9 @@ class Pages:
         run = collect_run(self.ctx, int(request.path_params["run_id"]))
         if run is None:
             return self.render("not_found.html", 404, page="run", what=f"run #{request.path_params['run_id']}")
-        return self.render("run.html", page="run", run=run)
+        from watcher.slackapp.summary import run_section  # what was done from Slack about this run
+
+        return self.render("run.html", page="run", run=run, slack=run_section(self.ctx.store, run.run_id))
 
     def deprecations(self, request: Request) -> Response:
         page = collect_deprecations(self.ctx, self.ctx.now().date())
