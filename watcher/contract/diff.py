@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.contract.normalize import (
+    ERAS,
     ERRORS_FILE,
     LISTS,
     SERVER_FILE,
@@ -32,7 +33,6 @@ from watcher.contract.report import DiffReport, report_json
 from watcher.contract.rules import FAMILIES_BY_LIST, errors, evolution, lists, renames, server
 from watcher.contract.rules.base import Change, Compared
 from watcher.contract.schema_diff import canonical
-from watcher.contract.snapshot import ERAS
 from watcher.errors import ContractError
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")

@@ -39,6 +39,9 @@ SERVER_FILE = "server.json"
 ERRORS_FILE = "errors.json"
 MANIFEST_FILE = "snapshot.json"
 SNAPSHOT_FILES = tuple(spec.file for spec in LISTS) + (SERVER_FILE, ERRORS_FILE)
+ERAS = ("legacy", "modern")
+"""The protocol eras a snapshot records, each in its own folder of a both-era snapshot."""
+ERA_CHOICES = (*ERAS, "both")
 
 DELIVERY_FIELDS = frozenset({"ttlMs", "cacheScope", "nextCursor", "_meta", "resultType"})
 """Fields of a list result (and `_meta` of an entry) that describe delivery, not the contract."""

@@ -39,6 +39,8 @@ from watcher.contract.handshake import (
     reinitialize,
 )
 from watcher.contract.normalize import (
+    ERA_CHOICES,
+    ERAS,
     ERRORS_FILE,
     LISTS,
     MANIFEST_FILE,
@@ -52,8 +54,6 @@ from watcher.contract.normalize import (
 )
 from watcher.contract.stdout_noise import StdoutNoise, quiet_client_log
 
-ERAS = ("legacy", "modern")
-ERA_CHOICES = ("legacy", "modern", "both")
 FORMAT_VERSION = 1
 PROBE_TOOL = "mcp-watcher-probe-unknown-tool"
 PROBE_RESOURCE = "mcp-watcher-probe:///unknown-resource"
