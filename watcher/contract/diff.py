@@ -16,10 +16,12 @@ import dataclasses
 import datetime as dt
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from watcher.contract.normalize import (
     ERAS,
@@ -27,20 +29,24 @@ from watcher.contract.normalize import (
     LISTS,
     SERVER_FILE,
     SNAPSHOT_FILES,
+    CompactEntries,
     ListSpec,
+    read_json,
+    stream_elements,
 )
 from watcher.contract.report import DiffReport, report_json
 from watcher.contract.rules import FAMILIES_BY_LIST, errors, evolution, lists, renames, server
 from watcher.contract.rules.base import Change, Compared
-from watcher.contract.schema_diff import canonical
+from watcher.contract.schema_diff import canonical, json_equal
 from watcher.errors import ContractError
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
 ERA_ORDER = ("both", "legacy", "modern", None)
 
 
-Entries = dict[str, dict[str, Any]]
-"""A snapshot list's entries by key (name, uri or uriTemplate), each as the server sent it."""
+Entries = Mapping[str, dict[str, Any]]
+"""A snapshot list's entries by key (name, uri or uriTemplate), each as the server sent it (a
+`CompactEntries` when read from a file: parsed again on each look-up)."""
 
 
 class SnapshotError(ContractError):
@@ -131,13 +137,11 @@ def load_snapshot(path: Path) -> tuple[dict[str | None, EraSnapshot], str]:
 
 def _read_json(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_json(path)
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise SnapshotError(f"{path}: not UTF-8 text: {exc}") from exc
-    try:
-        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SnapshotError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
 
@@ -174,10 +178,13 @@ def _load_list(path: Path, spec: ListSpec, required: bool) -> Entries | None:
         if required:
             raise SnapshotError(f"{path}: missing (server.json says this era was snapshotted)")
         return None
+    compact = _load_compact(path, spec)
+    if compact is not None:
+        return compact
     entries = _read_json(path)
     if not isinstance(entries, list):
         raise SnapshotError(f"{path}: expected a JSON array of {spec.name}, found {type(entries).__name__}")
-    by_key: Entries = {}
+    by_key: dict[str, dict[str, Any]] = {}
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get(spec.key), str):
             raise SnapshotError(f"{path}: entry {index}: expected an object with a string field {spec.key!r}")
@@ -186,6 +193,25 @@ def _load_list(path: Path, spec: ListSpec, required: bool) -> Entries | None:
             raise SnapshotError(f"{path}: entry {index}: duplicate {spec.key} {key!r}")
         by_key[key] = entry
     return by_key
+
+
+def _load_compact(path: Path, spec: ListSpec) -> CompactEntries | None:
+    """The list read element by element and held compact; None for anything unusual (a file that is not
+    an indent-2 array of well-formed entries, or that orjson does not read): `_load_list` then reads it
+    whole, the way that names the problem."""
+    try:
+        elements = stream_elements(path.read_bytes())
+        if elements is None:
+            return None
+        raw: dict[str, bytes] = {}
+        for entry in elements:
+            key = entry.get(spec.key) if isinstance(entry, dict) else None
+            if not isinstance(key, str) or key in raw:
+                return None
+            raw[key] = orjson.dumps(entry)
+    except (OSError, orjson.JSONDecodeError):
+        return None
+    return CompactEntries(raw)
 
 
 # -- pairing eras ----------------------------------------------------------------------------------
@@ -316,8 +342,8 @@ def compare_list(
     (`FAMILIES_BY_LIST`), entries on one side only to the lists family (new ones to the families too,
     which report what is wrong with a new entry itself)."""
     changes: list[Change] = []
-    removed = {k: v for k, v in before.items() if k not in after}
-    added = {k: v for k, v in after.items() if k not in before}
+    removed = {k: before[k] for k in before if k not in after}
+    added = {k: after[k] for k in after if k not in before}
     for rename in renames.pair(spec.name, removed, added):
         old_entry, new_entry = removed.pop(rename.old), added.pop(rename.new)
         changes.extend(
@@ -341,9 +367,12 @@ def compare_list(
     changes.extend(evolution.check(one_side))
     for key in sorted(added):
         changes.extend(_check_entry(spec.name, key, None, added[key]))
+    compact = (before, after) if isinstance(before, CompactEntries) and isinstance(after, CompactEntries) else None
     for key in sorted(set(before) & set(after)):
+        if compact and compact[0].same_bytes(key, compact[1]):
+            continue  # unchanged, and not parsed again
         old, new = before[key], after[key]
-        if canonical(old) != canonical(new):
+        if not json_equal(old, new):
             changes.extend(_check_entry(spec.name, key, old, new))
     return changes
 
