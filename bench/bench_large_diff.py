@@ -24,7 +24,8 @@ from bench.measure import mb, mcp_watcher, median_of, python_code, ratio  # noqa
 
 JSON_LOAD = (
     "import json, pathlib, sys\n"
-    "kept = [json.load(open(p, encoding='utf-8')) for d in sys.argv[1:] for p in sorted(pathlib.Path(d).rglob('*.json'))]"
+    "files = [p for d in sys.argv[1:] for p in sorted(pathlib.Path(d).rglob('*.json'))]\n"
+    "kept = [json.load(open(p, encoding='utf-8')) for p in files]"
 )
 BOTH_ERAS_UP_TO = 10_000
 WALL_GOAL, RATIO_GOAL, RSS_GOAL = 2.0, 1.5, 3.0
