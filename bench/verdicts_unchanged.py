@@ -31,15 +31,16 @@ REAL = ROOT / "tests" / "contract" / "fixtures" / "real"
 FORMATS = ("json", "markdown", "junit", "github")
 FAIL_ON = ("clients", "models", "lints", "none")
 
-DRIVER = """
+DRIVER = f"""
+FORMATS, FAIL_ON = {FORMATS!r}, {FAIL_ON!r}
 import contextlib, io, json, sys
 import watcher
 from watcher.cli import main
 cases = json.load(open(sys.argv[1]))
-out = {"tree": watcher.__file__, "results": {}}
+out = {{"tree": watcher.__file__, "results": {{}}}}
 for name, (base, cand) in cases.items():
-    for fmt in %(formats)r:
-        for fail_on in %(fail_on)r:
+    for fmt in FORMATS:
+        for fail_on in FAIL_ON:
             stdout, stderr = io.StringIO(), io.StringIO()
             with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
                 try:
@@ -48,7 +49,7 @@ for name, (base, cand) in cases.items():
                     code = "raised " + type(exc).__name__ + ": " + str(exc)
             out["results"][name + " " + fmt + " " + fail_on] = [code, stdout.getvalue(), stderr.getvalue()]
 json.dump(out, open(sys.argv[2], "w"))
-""" % {"formats": FORMATS, "fail_on": FAIL_ON}
+"""
 
 
 def real_pairs() -> dict[str, tuple[str, str]]:
