@@ -27,7 +27,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from tests.fakes.loopback import LoopbackServer
+from bench.fakes.loopback import LoopbackServer
 
 
 @dataclass
