@@ -79,5 +79,5 @@ def test_diff_loads_nothing_heavy_and_still_classifies(tmp_path):
 
 def test_the_parser_names_the_client_profiles_the_handshake_knows():
     # Repeated in contract/commands.py so that building the parser does not import mcp.
-    assert contract_commands.CLIENT_PROFILE_NAMES == tuple(CLIENT_PROFILES)
-    assert contract_commands.DEFAULT_CLIENT_PROFILE == DEFAULT_CLIENT_PROFILE
+    assert tuple(CLIENT_PROFILES) == contract_commands.CLIENT_PROFILE_NAMES
+    assert DEFAULT_CLIENT_PROFILE == contract_commands.DEFAULT_CLIENT_PROFILE
