@@ -3,8 +3,8 @@
     .venv/bin/python bench/bench_eval.py [--trials 10] [--provider anthropic|openai|both] [--quick]
 
 Runs the example server examples/library (two stdio copies from this environment, baseline and candidate,
-with its own eval-tasks.yaml) with the loopback provider (bench/fakes/model_provider.py), and splits every trial's time into: the provider's own handling (inside the loopback
-server), the provider client (the official SDK: request building, HTTP, parsing), the MCP tool calls,
+with its own eval-tasks.yaml) with the loopback provider (bench/fakes/model_provider.py), and splits every
+trial's time into: the provider's own handling (inside the loopback server), the provider client (the official SDK: request building, HTTP, parsing), the MCP tool calls,
 and the rest — the harness's own work. Session set-up (starting both servers) is reported apart.
 --quick: one trial per task, Anthropic's API only (the smoke test's mode).
 """
