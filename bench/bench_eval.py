@@ -4,8 +4,9 @@
 
 Runs the example server examples/library (two stdio copies from this environment, baseline and candidate,
 with its own eval-tasks.yaml) with the loopback provider (bench/fakes/model_provider.py), and splits every
-trial's time into: the provider's own handling (inside the loopback server), the provider client (the official SDK: request building, HTTP, parsing), the MCP tool calls,
-and the rest — the harness's own work. Session set-up (starting both servers) is reported apart.
+trial's time into: the provider's own handling (inside the loopback server), the provider client (the
+official SDK: request building, HTTP, parsing), the MCP tool calls, and the rest — the harness's own work.
+Session set-up (starting both servers) is reported apart.
 --quick: one trial per task, Anthropic's API only (the smoke test's mode).
 """
 

@@ -98,9 +98,8 @@ def start_seconds(folder: Path) -> float:
 def quick() -> int:
     with tempfile.TemporaryDirectory(prefix="bench-suite-quick-") as tmp:
         times = sorted(start_seconds(Path(tmp)) for _ in range(3))
-    print(
-        f"example server start-up (until it answers MCP): median {times[1]:.2f} s (of {', '.join(f'{t:.2f}' for t in times)})"
-    )
+    each = ", ".join(f"{t:.2f}" for t in times)
+    print(f"example server start-up (until it answers MCP): median {times[1]:.2f} s (of {each})")
     return 0
 
 
