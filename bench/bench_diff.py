@@ -1,9 +1,10 @@
 """Benchmark: diff two generated 1,000-tool snapshots with nested schemas. Goal: < 1 s.
 
-    .venv/bin/python bench/bench_diff.py [--tools 1000] [--runs 5]
+    .venv/bin/python bench/bench_diff.py [--tools 1000] [--runs 5] [--quick]
 
 Prints the best and median wall time of `diff_snapshots` (loading both folders included) for a
 single-era pair and for a both-era pair (each era holds the same 1,000 tools).
+--quick: 100 tools, one run (the smoke test's mode).
 """
 
 from __future__ import annotations
@@ -37,7 +38,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--tools", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="100 tools, one run: a smoke test")
     args = parser.parse_args()
+    if args.quick:
+        args.tools, args.runs = 100, 1
     rng = random.Random(4)
     tools = [make_tool(i, rng) for i in range(args.tools)]
     changed = mutate(tools, rng)

@@ -1,11 +1,11 @@
 """Benchmark: render `/` and `/api/status` over a state of 100 servers × 20 SDK versions. Goal: < 1 s each.
 
-    .venv/bin/python bench/bench_web.py [--servers 100] [--versions 20] [--runs 15]
+    .venv/bin/python bench/bench_web.py [--servers 100] [--versions 20] [--runs 15] [--quick]
 
 Fills a fresh state with one finished run per server and version (verdicts mixed, each with a small
 report), a poll per source and some outbox rows, then times full HTTP requests through the service's app
 (Starlette's test client: routing, middleware, data collection, template rendering) and prints the median
-and the worst of N, plus the page sizes.
+and the worst of N, plus the page sizes. --quick: 10 servers × 5 versions, 3 runs (the smoke test's mode).
 """
 
 from __future__ import annotations
@@ -119,7 +119,10 @@ def main() -> int:
     parser.add_argument("--servers", type=int, default=100)
     parser.add_argument("--versions", type=int, default=20)
     parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--quick", action="store_true", help="10 servers × 5 versions, 3 runs: a smoke test")
     args = parser.parse_args()
+    if args.quick:
+        args.servers, args.versions, args.runs = 10, 5, 3
     with tempfile.TemporaryDirectory() as tmp:
         store, config = fill(Path(tmp), args.servers, args.versions)
         loaded = load_config(config, base_dir=Path(__file__).resolve().parents[1])
