@@ -185,12 +185,11 @@ def run_diff(args: argparse.Namespace) -> int:
 
 
 def run_accept(args: argparse.Namespace) -> int:
-    import json
-
     from watcher.contract.accept import AcceptError, accept_entries, append_entries
+    from watcher.contract.normalize import read_json
 
     try:
-        report = json.loads(args.report.read_text(encoding="utf-8"))
+        report = read_json(args.report)
     except (OSError, ValueError) as exc:
         print(f"mcp-watcher accept: {args.report}: not a readable JSON report: {exc}", file=sys.stderr)
         return 2
