@@ -100,7 +100,8 @@ def mutate(tools: list[dict[str, Any]], rng: random.Random) -> list[dict[str, An
             case 5:
                 tool["inputSchema"]["properties"]["items"]["items"]["properties"]["qty"]["maximum"] = 99
     del out[:5]
-    out.extend(make_tool(10_000 + i, rng) for i in range(5))
+    first_new = max(10_000, len(tools))  # names no existing tool has
+    out.extend(make_tool(first_new + i, rng) for i in range(5))
     return out
 
 

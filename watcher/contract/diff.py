@@ -49,6 +49,11 @@ Entries = Mapping[str, dict[str, Any]]
 `CompactEntries` when read from a file: parsed again on each look-up)."""
 
 
+EntryMemo = dict[tuple[str, str, bytes, bytes], list[Change]]
+"""The changes found for an entry, by (list, key, its bytes before, its bytes after): classifying depends on
+nothing else, so both eras of a snapshot share the work for the entries they hold alike."""
+
+
 class SnapshotError(ContractError):
     """Unusable input: a missing or malformed snapshot. The message names the path."""
 
@@ -95,8 +100,9 @@ def compare_snapshots(
     notes: list[str] = []
     per_era: dict[str | None, list[Change]] = {}
     compared: list[str] = []
+    memo: EntryMemo = {}  # an entry changed the same way in both eras is classified once
     for era_tag, b, c, era_bound in _pair_eras(base, base_layout == "both", cand, cand_layout == "both", notes):
-        per_era[era_tag] = compare_era(b, c, era_bound, notes, server_name, today)
+        per_era[era_tag] = compare_era(b, c, era_bound, notes, server_name, today, memo=memo)
         compared.append(era_tag or f"{b.era or 'unknown'} vs {c.era or 'unknown'}")
     found = _merge_eras(per_era)
     found.sort(key=_sort_key)
@@ -270,6 +276,7 @@ def compare_era(
     notes: list[str],
     server_name: str | None = None,
     today: dt.date | None = None,
+    memo: EntryMemo | None = None,
 ) -> list[Change]:
     """Every change between two sides of one era pair; what one side lacks is noted, not compared."""
     changes: list[Change] = []
@@ -288,7 +295,7 @@ def compare_era(
             if before is not None or after is not None:
                 notes.append(f"{spec.file} is missing on one side; {spec.name} were not compared")
             continue
-        changes.extend(compare_list(spec, before, after, server_name, today))
+        changes.extend(compare_list(spec, before, after, server_name, today, memo=memo))
     if b.errors is not None and c.errors is not None:
         changes.extend(
             errors.check(
@@ -337,6 +344,7 @@ def compare_list(
     after: Entries,
     server_name: str | None = None,
     today: dt.date | None = None,
+    memo: EntryMemo | None = None,
 ) -> list[Change]:
     """Every change in one list: entries matched across versions go to the list's families
     (`FAMILIES_BY_LIST`), entries on one side only to the lists family (new ones to the families too,
@@ -369,11 +377,21 @@ def compare_list(
         changes.extend(_check_entry(spec.name, key, None, added[key]))
     compact = (before, after) if isinstance(before, CompactEntries) and isinstance(after, CompactEntries) else None
     for key in sorted(set(before) & set(after)):
-        if compact and compact[0].same_bytes(key, compact[1]):
-            continue  # unchanged, and not parsed again
+        seen = None
+        if compact:
+            raw_before, raw_after = compact[0].raw(key), compact[1].raw(key)
+            if raw_before == raw_after:
+                continue  # unchanged, and not parsed again
+            seen = (spec.name, key, raw_before, raw_after)
+            if memo is not None and seen in memo:
+                changes.extend(memo[seen])
+                continue
         old, new = before[key], after[key]
         if not json_equal(old, new):
-            changes.extend(_check_entry(spec.name, key, old, new))
+            found = list(_check_entry(spec.name, key, old, new))
+            if memo is not None and seen is not None:
+                memo[seen] = found
+            changes.extend(found)
     return changes
 
 

@@ -133,10 +133,10 @@ class CompactEntries(Mapping[str, dict[str, Any]]):
     def __contains__(self, key: object) -> bool:
         return key in self._raw
 
-    def same_bytes(self, key: str, other: CompactEntries) -> bool:
-        """The entry's bytes equal `other`'s entry's: equal JSON for certain (different bytes may still be
-        the same JSON with its keys in another order)."""
-        return self._raw[key] == other._raw[key]
+    def raw(self, key: str) -> bytes:
+        """The entry's compact bytes: equal bytes are equal JSON (different bytes may still be the same JSON
+        with its keys in another order)."""
+        return self._raw[key]
 
 
 _ENTRY_BOUNDARY = b"\n  },\n  {"
