@@ -92,6 +92,7 @@ def unusual_pairs(root: Path) -> dict[str, tuple[str, str]]:
         "not an array": '{"tools": []}',
         "empty": "[]",
         "float bound": text.replace('"maximum": 100', '"maximum": 1e+300', 1),
+        "nested 300 levels": text.replace('"maximum": 100', '"maximum": 100, "x-deep": ' + "[" * 300 + "]" * 300, 1),
         "reordered keys": json.dumps([dict(reversed(list(t.items()))) for t in json.loads(text)], indent=2),
     }
     cases = {}

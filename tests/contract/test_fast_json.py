@@ -80,6 +80,13 @@ def test_a_list_file_is_held_compact_and_an_unusual_one_is_read_whole(tmp_path: 
     (tmp_path / "tools.json").write_text(json.dumps([{"name": "a", "x": math.nan}], indent=2))
     ((_, snapshot),) = load_snapshot(tmp_path)[0].items()
     assert math.isnan(snapshot.lists["tools"]["a"]["x"])
+    # Deeper than orjson writes (255 levels): held as read, compared the standard library's way.
+    deep: object = []
+    for _ in range(300):
+        deep = [deep]
+    (tmp_path / "tools.json").write_text(json.dumps([{"name": "a", "x": deep}], indent=2))
+    ((_, snapshot),) = load_snapshot(tmp_path)[0].items()
+    assert not isinstance(snapshot.lists["tools"], CompactEntries) and snapshot.lists["tools"]["a"]["x"] == deep
     # A duplicate is reported with its index, exactly as before.
     (tmp_path / "tools.json").write_text(json.dumps([tools[0], tools[0]], indent=2))
     with pytest.raises(SnapshotError, match=r"entry 1: duplicate name 'b'"):

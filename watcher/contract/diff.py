@@ -215,7 +215,7 @@ def _load_compact(path: Path, spec: ListSpec) -> CompactEntries | None:
             if not isinstance(key, str) or key in raw:
                 return None
             raw[key] = orjson.dumps(entry)
-    except (OSError, orjson.JSONDecodeError):
+    except (OSError, orjson.JSONDecodeError, TypeError):  # TypeError: orjson writes at most 255 levels
         return None
     return CompactEntries(raw)
 
