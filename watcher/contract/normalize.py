@@ -9,6 +9,7 @@ bytes (`CompactEntries`), parsed again only for the entries a diff looks into.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,7 +114,7 @@ def _long_digit_run(data: bytes) -> bool:
 
 class CompactEntries(Mapping[str, dict[str, Any]]):
     """A snapshot list's entries by key, each held as its compact JSON bytes (key order kept) and parsed
-    when asked for: a 10,000-tool list costs about a third of its file instead of five times it."""
+    when asked for: a 10,000-tool list takes about 40 % of its file's size instead of four times it."""
 
     __slots__ = ("_raw",)
 
@@ -139,6 +140,7 @@ class CompactEntries(Mapping[str, dict[str, Any]]):
         return self._raw[key]
 
 
+_LEADING_SPACE = re.compile(rb"[ \t\n\r]*")
 _ENTRY_BOUNDARY = b"\n  },\n  {"
 """Between two entries of a list written with indent 2: a raw newline is never inside a JSON string, so
 this is whitespace between values (or the file is read whole)."""
@@ -161,8 +163,11 @@ def stream_elements(data: bytes) -> Iterator[Any] | None:
 def _object_spans(data: bytes) -> list[tuple[int, int]] | None:
     """(start, end) of each element of `[ {…},\n  {…} ]` split at the indent-2 boundaries; None when the
     text is not an array of at least one element."""
-    left = len(data) - len(data.lstrip(b" \t\n\r"))
-    right = len(data.rstrip(b" \t\n\r"))
+    # Found without stripping: a stripped copy of a large file would be a second copy of it.
+    leading = _LEADING_SPACE.match(data)
+    left, right = (leading.end() if leading else 0), len(data)
+    while right > left and data[right - 1] in b" \t\n\r":
+        right -= 1
     if right - left < 2 or data[left : left + 1] != b"[" or data[right - 1 : right] != b"]":
         return None
     spans, start = [], left + 1
