@@ -8,13 +8,13 @@ from typing import Any, TypeVar
 
 import httpx
 
-from tests.fakes.registry_server import FIXTURE_SOURCES, FakeRegistry
+from tests.fakes.registry_server import FIXTURE_SOURCES as FIXTURE_SOURCES  # one source per recorded package
+from tests.fakes.registry_server import FakeRegistry
 from watcher.config import HttpSettings, SdkSource
 from watcher.sources import ADAPTERS
 from watcher.sources.base import MemoryHttpCache, RegistryHttp, Release
 
 T = TypeVar("T")
-__all__ = ["FIXTURE_SOURCES"]  # the fixture packages, by the fake registry that serves them
 
 # registry → the fake server's folder that stands for its root (what a source's ``url:`` points at)
 ROOTS = {
