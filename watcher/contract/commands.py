@@ -3,23 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from watcher import clock
 from watcher.cli_support import Subparsers, iso_date
-from watcher.contract.accept import (
-    AcceptError,
-    accept_entries,
-    append_entries,
-    apply_acceptance,
-    apply_levels,
-    load_accept_file,
-    parse_levels,
-)
 from watcher.contract.credentials import (
     PROFILE_ENV_PREFIX,
     UsageError,
@@ -28,12 +18,19 @@ from watcher.contract.credentials import (
     parse_headers,
     read_profile,
 )
-from watcher.contract.diff import SnapshotError, diff_snapshots
-from watcher.contract.handshake import CLIENT_PROFILES, DEFAULT_CLIENT_PROFILES
-from watcher.contract.report import FORMATS, LEVELS, fails, render
-from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, distinct_profiles, take_snapshot_sync
+from watcher.contract.normalize import ERA_CHOICES
+from watcher.contract.report import FORMATS, LEVELS
+
+if TYPE_CHECKING:
+    from watcher.contract.snapshot import SnapshotTarget
 
 __all__ = ["PROFILE_ENV_PREFIX", "UsageError", "build_target", "register", "run_diff", "run_snapshot"]
+
+CLIENT_PROFILE_NAMES = ("typical", "roots", "none")
+"""The names of `handshake.CLIENT_PROFILES`, repeated here so that building the parser does not import the
+mcp SDK (a test keeps the two equal)."""
+DEFAULT_CLIENT_PROFILE = "typical"
+DEFAULT_CLIENT_PROFILES = ("typical", "none")
 
 
 def register(subparsers: Subparsers) -> None:
@@ -81,9 +78,9 @@ def register(subparsers: Subparsers) -> None:
         action="append",
         default=None,
         metavar="NAME",
-        help=f"client capabilities to declare: {', '.join(CLIENT_PROFILES)} or a comma list of them; repeat to take "
-        f"the contract under several profiles (default: {' and '.join(DEFAULT_CLIENT_PROFILES)}); the first is "
-        "written to DIR, the others to DIR/profiles/NAME; recorded in server.json",
+        help=f"client capabilities to declare: {', '.join(CLIENT_PROFILE_NAMES)} or a comma list of them; repeat "
+        f"to take the contract under several profiles (default: {' and '.join(DEFAULT_CLIENT_PROFILES)}); the "
+        "first is written to DIR, the others to DIR/profiles/NAME; recorded in server.json",
     )
     snapshot.add_argument(
         "--no-version-probes",
@@ -133,7 +130,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="RULE=LEVEL",
         help="re-grade a rule: breaking, models, info or ignore (repeatable); the original grade is kept beside",
     )
-    diff.set_defaults(handler=run_diff)
+    diff.set_defaults(handler=run_diff, uses_config=False)
 
     accept = subparsers.add_parser(
         "accept",
@@ -153,31 +150,49 @@ def register(subparsers: Subparsers) -> None:
     accept.add_argument("--expires", required=True, type=iso_date, metavar="YYYY-MM-DD", help="until when")
     accept.add_argument("--by", help="who accepts it")
     accept.add_argument("--file", type=Path, required=True, metavar="FILE", help="the accept file to append to")
-    accept.set_defaults(handler=run_accept)
+    accept.set_defaults(handler=run_accept, uses_config=False)
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    try:
-        levels = parse_levels(args.level)
-        accept_file = load_accept_file(args.accept) if args.accept else None
-    except (ValueError, AcceptError) as exc:
-        print(f"mcp-watcher diff: {exc}", file=sys.stderr)
-        return 2
+    from watcher import clock
+    from watcher.contract.diff import SnapshotError, diff_snapshots
+    from watcher.contract.report import fails, render
+
+    # The accept file's reader (YAML, pydantic) is imported only when --accept or --level asks for it.
+    adjust = None
+    if args.accept or args.level:
+        from watcher.contract.accept import AcceptError, apply_acceptance, apply_levels, load_accept_file, parse_levels
+
+        try:
+            levels = parse_levels(args.level)
+            accept_file = load_accept_file(args.accept) if args.accept else None
+        except (ValueError, AcceptError) as exc:
+            print(f"mcp-watcher diff: {exc}", file=sys.stderr)
+            return 2
+
+        def adjust(report: dict[str, Any]) -> dict[str, Any]:
+            report = apply_levels(report, levels)
+            if accept_file is not None:
+                report = apply_acceptance(report, accept_file, clock.today())
+            return report
+
     try:
         report = diff_snapshots(args.baseline, args.candidate, server_name=args.server_name, today=clock.today())
     except SnapshotError as exc:
         print(f"mcp-watcher diff: unusable input: {exc}", file=sys.stderr)
         return 2
-    report = apply_levels(report, levels)
-    if accept_file is not None:
-        report = apply_acceptance(report, accept_file, clock.today())
+    if adjust is not None:
+        report = adjust(report)
     sys.stdout.write(render(report, args.format, fail_on=args.fail_on))
     return 1 if fails(report, args.fail_on) else 0
 
 
 def run_accept(args: argparse.Namespace) -> int:
+    from watcher.contract.accept import AcceptError, accept_entries, append_entries
+    from watcher.contract.normalize import read_json
+
     try:
-        report = json.loads(args.report.read_text(encoding="utf-8"))
+        report = read_json(args.report)
     except (OSError, ValueError) as exc:
         print(f"mcp-watcher accept: {args.report}: not a readable JSON report: {exc}", file=sys.stderr)
         return 2
@@ -195,6 +210,8 @@ def run_accept(args: argparse.Namespace) -> int:
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
+    from watcher.contract.snapshot import distinct_profiles, take_snapshot_sync
+
     try:
         target = build_target(args, os.environ)
     except UsageError as exc:
@@ -229,6 +246,8 @@ def run_snapshot(args: argparse.Namespace) -> int:
 
 def build_target(args: argparse.Namespace, environ: Mapping[str, str]) -> SnapshotTarget:
     """The target from the command line; every usage error is raised here, before any server starts."""
+    from watcher.contract.snapshot import SnapshotTarget
+
     command = list(args.server_command or [])
     if command and command[0] == "--":
         command = command[1:]

@@ -7,9 +7,7 @@ import json
 import sys
 import threading
 
-from watcher.config import ConfigError, load_config
-from watcher.evaluation.notices import render
-from watcher.evaluation.run import run_evaluation
+from watcher.errors import ConfigError
 
 EXIT_CODES = {"no_regression": 0, "regression": 1, "error": 2}
 PUBLIC_KEYS = (
@@ -57,6 +55,10 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.trials is not None and args.trials < 1:
         print("mcp-watcher eval: --trials must be at least 1", file=sys.stderr)
         return 2
+    from watcher.config import load_config
+    from watcher.evaluation.notices import render
+    from watcher.evaluation.run import run_evaluation
+
     try:
         loaded = load_config(getattr(args, "config", None))
         loaded.config.server(args.server)

@@ -8,8 +8,6 @@ import sys
 import threading
 
 from watcher.cli_support import Subparsers, config_error_exits_2, loaded_config
-from watcher.suites.notices import render
-from watcher.suites.runner import run_check
 
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
 
@@ -29,6 +27,9 @@ def register(subparsers: Subparsers) -> None:
 
 @config_error_exits_2("check")
 def check_command(args: argparse.Namespace) -> int:
+    from watcher.suites.notices import render
+    from watcher.suites.runner import run_check
+
     loaded = loaded_config(args)
     loaded.config.server(args.server)
     cancel = threading.Event()
