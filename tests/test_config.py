@@ -21,7 +21,25 @@ def test_shipped_default_config_is_valid_and_watches_every_official_sdk():
         "rmcp",
         "io.modelcontextprotocol.sdk:mcp",
     } <= packages
-    assert config.state == "state/watcher.db"
+    assert config.state == "../state/watcher.db"
+
+
+def test_paths_in_a_config_file_resolve_against_its_folder_wherever_the_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """One rule (docs/configuration.md): the shipped config's `../state` is the checkout's state/ from any folder."""
+    monkeypatch.chdir(tmp_path)
+    loaded = load_config(ROOT / "config" / "watcher.yaml")
+    assert loaded.resolve(loaded.config.state) == ROOT / "state" / "watcher.db"
+    library = loaded.config.server("library")
+    assert library.path and loaded.resolve(library.path).resolve() == ROOT / "examples" / "library"
+    assert (loaded.resolve(library.path) / "pyproject.toml").is_file()
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "w.yaml").write_text("state: db/w.db\n")
+    relative = load_config("conf/w.yaml")  # typed on the command line: against the caller's folder
+    assert relative.resolve(relative.config.state) == tmp_path / "conf" / "db" / "w.db"
+    text = (ROOT / "config" / "watcher.yaml").read_text()
+    assert "resolve against this file's folder" in text and "DESIGN.md" not in text
 
 
 @pytest.mark.parametrize(
