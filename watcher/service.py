@@ -22,11 +22,12 @@ from watcher.config import LoadedConfig, slack_credentials
 from watcher.digest.schedule import register_digest_job, send_due_digests
 from watcher.errors import PollFailed
 from watcher.health import HttpServer, Readiness, build_app
+from watcher.instance import single_instance
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination
 from watcher.poller import poll_all
 from watcher.spec import watch as spec_watch
-from watcher.store import Store, open_state
+from watcher.store import Store, open_state, state_path
 from watcher.suites import reaper
 from watcher.suites.worker import process_queue, queue_after_poll
 from watcher.timefmt import utcnow
@@ -277,6 +278,12 @@ def once_exit_code(service: Service) -> int:
 
 
 def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = False) -> int:
+    """The service (or, with `once`, each job once); refused while another run holds the same state."""
+    with single_instance(state_path(loaded)):
+        return _run_service(loaded, port, once)
+
+
+def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     credentials = slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start, with its name
     destination = describe_destination(loaded.config.slack, credentials)
     (log.error if destination.degraded else log.warning if destination.sink == "console" else log.info)(

@@ -473,7 +473,19 @@ def _run_row(row: dict[str, Any]) -> RunRow:
 
 def open_state(loaded: LoadedConfig) -> Store:
     """The state database the configuration names."""
-    return Store(loaded.resolve(loaded.config.state))
+    return Store(state_path(loaded))
+
+
+def state_path(loaded: LoadedConfig) -> Path:
+    """Where the state database is. Its folder must exist when `state:` is set (a typo in it would otherwise
+    start an empty state that reports "no run yet"); the default's folder is created when it is opened."""
+    path = loaded.resolve(loaded.config.state)
+    if "state" in loaded.config.model_fields_set and not path.parent.exists():
+        raise StateError(
+            f"{path}: the folder {path.parent} does not exist (`state:` in {loaded.path}); "
+            "create it (mkdir -p) or correct the path"
+        )
+    return path
 
 
 @dataclass(frozen=True)

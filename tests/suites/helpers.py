@@ -75,6 +75,7 @@ def fixture_server(name: str, project: str, start: list[str], **overrides: Any) 
 
 def write_config(folder: Path, servers: list[dict[str, Any]], envs_dir: Path, **suites: Any) -> LoadedConfig:
     """A config in `folder` whose state and runs live there; environments are shared via `envs_dir`."""
+    (folder / "state").mkdir(parents=True, exist_ok=True)  # a configured state's folder must exist
     data = {
         "state": str(folder / "state" / "watcher.db"),
         "sdks": [
