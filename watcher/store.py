@@ -367,6 +367,31 @@ class Store:
                 },
             )
 
+    def record_run(self, server: str, sdk: str, sdk_version: str, trigger: str, report: dict[str, Any]) -> int:
+        """A run made outside the queue (`check` by hand: trigger "cli"), recorded done; its row id.
+
+        Its key is the report's own run id, so it never takes the queue's `server@version` slot."""
+        now = iso(utcnow())
+        with self._lock:
+            cur = self.db.execute(
+                "insert into runs (key, server, sdk, sdk_version, trigger, status, verdict, report, queued, "
+                "started, finished, seconds) values (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?)",
+                [
+                    f"{trigger}:{server}@{sdk_version}:{report.get('run_id') or now}",
+                    server,
+                    sdk,
+                    sdk_version,
+                    trigger,
+                    report.get("verdict"),
+                    json.dumps(report, sort_keys=True, default=str),
+                    report.get("started_at") or now,
+                    report.get("started_at") or now,
+                    now,
+                    report.get("seconds"),
+                ],
+            )
+            return int(cur.lastrowid or 0)
+
     def interrupt_run(self, run_id: int, report: dict[str, Any] | None = None) -> None:
         """A run stopped half-way (shutdown): recorded as interrupted and queued again for the next start."""
         with self._lock:
