@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,8 @@ def test_paths_in_a_config_file_resolve_against_its_folder_wherever_the_command_
     monkeypatch.chdir(tmp_path)
     loaded = load_config(ROOT / "config" / "watcher.yaml")
     assert loaded.resolve(loaded.config.state) == ROOT / "state" / "watcher.db"
+    for folder in ("runs_dir", "envs_dir", "git_cache_dir"):  # beside the state, not under config/
+        assert loaded.resolve(getattr(loaded.config.suites, folder)).parent == ROOT / "state"
     library = loaded.config.server("library")
     assert library.path and loaded.resolve(library.path).resolve() == ROOT / "examples" / "library"
     assert (loaded.resolve(library.path) / "pyproject.toml").is_file()
@@ -112,3 +115,16 @@ def test_json_log_lines_carry_ids_and_mask_secrets(monkeypatch: pytest.MonkeyPat
     line = json.loads(JsonFormatter().format(record))
     assert line["source"] == "python" and line["level"] == "WARNING"
     assert "xoxb-live-secret" not in line["message"] and "[secret]" in line["message"]
+
+
+def test_the_shipped_config_carries_the_examples_evaluation_which_says_skipped_without_a_key(tmp_path: Path):
+    from watcher.evaluation.run import run_evaluation, tasks_file
+
+    loaded = load_config(ROOT / "config" / "watcher.yaml")
+    library = loaded.config.server("library")
+    assert library.evaluation is not None
+    assert tasks_file(loaded, library, library.evaluation, None) == ROOT / "examples" / "library" / "eval-tasks.yaml"
+    report = run_evaluation(loaded, "library", "2.4.0b1", environ={}, run_dir=tmp_path / "eval")
+    assert report["verdict"] == "skipped"
+    assert report["error"].startswith("skipped: ANTHROPIC_API_KEY not set")
+    assert "no evaluation set declared" not in json.dumps(report)

@@ -7,6 +7,7 @@ import json
 import sys
 import threading
 
+from watcher import progress
 from watcher.config import ConfigError, load_config
 from watcher.evaluation.notices import render
 from watcher.evaluation.run import run_evaluation
@@ -65,15 +66,16 @@ def eval_command(args: argparse.Namespace) -> int:
         return 2
     cancel = threading.Event()
     try:
-        report = run_evaluation(
-            loaded,
-            args.server,
-            args.sdk_version,
-            baseline_version=args.baseline_version,
-            trials=args.trials,
-            tasks_path=args.tasks,
-            cancel=cancel,
-        )
+        with progress.showing("eval", quiet=args.json):
+            report = run_evaluation(
+                loaded,
+                args.server,
+                args.sdk_version,
+                baseline_version=args.baseline_version,
+                trials=args.trials,
+                tasks_path=args.tasks,
+                cancel=cancel,
+            )
     except KeyboardInterrupt:
         cancel.set()
         print("mcp-watcher eval: interrupted", file=sys.stderr)
