@@ -190,8 +190,14 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
         requeue_failed(loaded.config, store)  # routed by the current config, not the channel stored with the row
         deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
     rows = store.outbox(statuses=("queued", "sending", "posted", "failed"))
+    console = len(store.outbox(statuses=("console",)))
     if not rows:
         print("outbox: nothing pending, nothing failed")
+    if console and not args.resend_console:
+        print(
+            f"outbox: {console} notice(s) were printed to the console only; "
+            "`mcp-watcher outbox --resend-console` posts them once Slack is configured"
+        )
     for row in rows:
         print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
         if row["last_error"]:

@@ -70,11 +70,13 @@ class Service:
         if queued:
             log.info("suite runs queued: %s", ", ".join(queued))
             self.start_queued_work()
-        log.info(
-            "poll: %d new version(s), %d source(s) failed%s",
+        (log.warning if result.failed else log.info)(
+            "poll: %d new version(s), %d source(s) failed%s (%s, %d source(s))",
             len(result.new),
             len(result.failed),
             " (baseline taken)" if result.baseline else "",
+            _group_name(job, only),
+            len(result.outcomes),
         )
         if result.failed:
             self.partial[job] = "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed)
@@ -92,7 +94,10 @@ class Service:
             from watcher.source_alerts import check_sources
 
             check_sources(self.store, self.loaded.config)
-            log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
+            if summary.get("ok"):
+                log.info("spec poll: ok")
+            else:  # an outside part failing: WARNING, as an SDK source's failure is
+                log.warning("spec poll: failed: %s", summary.get("error"))
             if summary.get("ok"):
                 self.partial.pop("poll_spec", None)
             else:
@@ -254,6 +259,13 @@ class Service:
             scheduler, self.loaded.config.digest, self.guarded("digest", self.send_digest), catch_up=False
         )
         return scheduler
+
+
+def _group_name(job: str, only: tuple[str, ...] | None) -> str:
+    """The name a poll log line gives its group of sources: every SDK, the beta-window group, or the rest."""
+    if only is None:
+        return "every SDK"
+    return "the beta-window SDKs" if job == "poll_window_sdks" else "the outside-window SDKs"
 
 
 async def _with_client(run: Callable[[Any], Any]) -> Any:
