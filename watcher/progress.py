@@ -81,6 +81,22 @@ def make_display(command: str, quiet: bool, stream: TextIO | None = None) -> Dis
     return LiveStatus(command, out) if out.isatty() else PlainLines(command, out)
 
 
+def start(command: str, quiet: bool = False, stream: TextIO | None = None) -> None:
+    """Turn a display on until ``stop()`` (the service's first cycle, which ends in another thread)."""
+    global _active
+    display = make_display(command, quiet, stream)
+    with _lock:
+        _active = display
+
+
+def stop() -> None:
+    global _active
+    with _lock:
+        display, _active = _active, None
+    if display is not None:
+        display.close()
+
+
 @contextlib.contextmanager
 def showing(command: str, quiet: bool = False, stream: TextIO | None = None) -> Iterator[None]:
     """Show the stages reported while the block runs (none with `quiet`, e.g. --json)."""

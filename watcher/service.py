@@ -16,7 +16,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from watcher import clock
+from watcher import clock, progress
 from watcher.cadence import Cadence, current_cadence, next_poll, plan_budget
 from watcher.config import LoadedConfig, slack_credentials
 from watcher.digest.schedule import register_digest_job, send_due_digests
@@ -55,6 +55,8 @@ class Service:
         self.prebuilder: Any = None
         """A watcher.suites.prebuild.Prebuilder while the service runs (None: runs build their own)."""
         self.in_window: bool | None = None
+        self.first_cycle: set[str] | None = None
+        """Jobs still to finish once before the first cycle is done (its progress shown meanwhile); None: done."""
 
     # --- jobs ----------------------------------------------------------------------------------------
 
@@ -65,10 +67,13 @@ class Service:
         if only is not None:
             config = loaded.config.model_copy(update={"sdks": [s for s in loaded.config.sdks if s.name in only]})
             loaded = LoadedConfig(config=config, path=loaded.path, base_dir=loaded.base_dir)
+        progress.stage(f"polling {len(loaded.config.sdks)} SDK source(s) ({_group_name(job, only)})")
         result = asyncio.run(poll_all(loaded, self.store))
         queued = queue_after_poll(self.loaded, self.store, result.new, result.baseline_newest)
         if queued:
             log.info("suite runs queued: %s", ", ".join(queued))
+            if self.first_cycle is not None:
+                self.first_cycle.add("run_suites")  # the first cycle includes the runs its polls queued
             self.start_queued_work()
         (log.warning if result.failed else log.info)(
             "poll: %d new version(s), %d source(s) failed%s (%s, %d source(s))",
@@ -89,6 +94,7 @@ class Service:
     def poll_spec(self) -> None:
         try:
             started = utcnow()
+            progress.stage("reading the spec's deprecated features and releases")
             summary = asyncio.run(_with_client(lambda client: spec_watch.poll_spec(self.loaded, self.store, client)))
             self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
             from watcher.source_alerts import check_sources
@@ -237,8 +243,22 @@ class Service:
                 return
             self.failed_jobs.pop(name, None)
             self.last_success[name] = utcnow()
+            self.first_cycle_step(name)
 
         return run
+
+    def first_cycle_step(self, name: str) -> None:
+        """`name` ran once; when every job of the first cycle has (and no run is queued), its display ends."""
+        pending = self.first_cycle
+        if pending is None:
+            return
+        pending.discard(name)
+        if name == "run_suites" and self.store.runs(status="queued", limit=1):
+            pending.add(name)
+        if not pending:
+            self.first_cycle = None
+            progress.stop()
+            log.info("first cycle done: every source polled, every queued run finished")
 
     def scheduler(self) -> BackgroundScheduler:
         scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(5)}, timezone="UTC")
@@ -315,8 +335,9 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     if interrupted:
         log.warning("re-queued %d suite run(s) interrupted by the last stop", len(interrupted))
     if once:
-        for name, job, _ in service.jobs():
-            service.guarded(name, job)()
+        with progress.showing("run --once"):
+            for name, job, _ in service.jobs():
+                service.guarded(name, job)()
         return once_exit_code(service)
     from watcher.suites import prebuild
 
@@ -326,6 +347,8 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     prebuilder.warm_tools()
     for run in store.runs(status="queued"):  # re-queued or left from the last start
         prebuilder.submit(run["server"], run["sdk_version"])
+    service.first_cycle = {name for name, _, _ in service.jobs() if name != "deliver"}
+    progress.start("run (first cycle)")
     scheduler = service.scheduler()
     http = None
     if endpoint.enabled or port is not None:
@@ -342,6 +365,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
         except OSError as exc:
             log.error("%s: is another process using the port? (set http.port or --port)", exc)
             service.stop.set()
+            progress.stop()
             prebuild.activate(None)
             prebuilder.shutdown()
             return 2
@@ -361,6 +385,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     )
     service.stop.wait()
     scheduler.shutdown(wait=True)
+    progress.stop()
     prebuild.activate(None)
     prebuilder.shutdown()
     if http is not None:
