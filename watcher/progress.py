@@ -1,6 +1,6 @@
 """Stages of long work (`check`, `eval`, `snapshot`, the first cycle of `run`) shown as they happen.
 
-On a terminal: a live spinner (rich, imported only here, only then) and one line per finished stage with
+On a terminal: a live spinner (yaspin, imported only here, only then) and one line per finished stage with
 its time; elsewhere (a pipe, a log): one plain line per stage; with --json: nothing. The work reports its
 stages by calling ``stage(text)``; nothing is shown unless a command turned a display on with ``showing``.
 Lines go to stderr, so stdout stays the command's result.
@@ -51,27 +51,28 @@ class LiveStatus:
     """A spinner naming the current stage; each finished stage stays as a line with its duration."""
 
     def __init__(self, command: str, stream: TextIO) -> None:
-        from rich.console import Console  # only on a terminal: `--help` and pipes never import rich
+        # yaspin only on a terminal: `--help` and pipes never import it (and, unlike rich, importing httpx
+        # does not pull it in either).
+        from yaspin import yaspin
 
-        self.console = Console(file=stream, highlight=False)
         self.command = command
         self.current: str | None = None
         self.since = time.monotonic()
-        self.status: Any = self.console.status(f"{command}: starting", spinner="dots")
-        self.status.start()
+        self.spinner: Any = yaspin(text=f"{command}: starting", stream=stream, timer=True)
+        self.spinner.start()
 
     def _finish_current(self) -> None:
         if self.current is not None:
-            self.console.print(f"[green]✓[/green] {self.current} [dim]({time.monotonic() - self.since:.1f} s)[/dim]")
+            self.spinner.write(f"✓ {self.current} ({time.monotonic() - self.since:.1f} s)")
 
     def stage(self, text: str) -> None:
         self._finish_current()
         self.current, self.since = text, time.monotonic()
-        self.status.update(f"{self.command}: {text}")
+        self.spinner.text = f"{self.command}: {text}"
 
     def close(self) -> None:
         self._finish_current()
-        self.status.stop()
+        self.spinner.stop()
 
 
 def make_display(command: str, quiet: bool, stream: TextIO | None = None) -> Display | None:
