@@ -219,3 +219,31 @@ def test_the_installed_product_runs_from_a_third_folder(installed: dict[str, Pat
     assert status.returncode == 0, status.stderr
     assert '"state": "' + str(work / "conf" / "db" / "watcher.db") + '"' in status.stdout
     assert '"verdict": "pass"' in status.stdout
+
+
+def test_the_start_up_check_passes_installed_and_catches_missing_package_data(installed: dict[str, Path]):
+    """What the Dockerfile's smoke step runs (`--config /dev/null`: the defaults, nothing else needed)."""
+    exe = str(installed["venv"] / "bin" / "mcp-watcher")
+    third = installed["top"] / "third"
+    third.mkdir(exist_ok=True)
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [exe, "--config", "/dev/null", "run", "--check"],
+            cwd=third,
+            env=_clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text(encoding="utf-8")
+    assert "mcp-watcher --config /dev/null run --check" in dockerfile and "--help" not in dockerfile
+    ready = check()
+    assert ready.returncode == 0, ready.stdout + ready.stderr
+    assert ready.stdout.rstrip().endswith("start-up check: ready to start")
+    site = next((installed["venv"] / "lib").glob("python3*/site-packages"))
+    (site / "watcher" / "web" / "static" / "style.css").unlink()  # the issue's wheel: no package data
+    broken = check()
+    assert broken.returncode == 1
+    assert "FAIL: the installed package lacks" in broken.stdout and "style.css" in broken.stdout

@@ -50,6 +50,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start the long-running service (scheduler)")
     run.add_argument("--port", type=int, default=None, help="HTTP port for /healthz, /readyz, /metrics")
     run.add_argument("--once", action="store_true", help="run every job once, then exit (smoke test)")
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="check what the service needs at start (config, Slack credentials, state folder and lock, the pages' "
+        "files, node, uv) without starting it; exit 0 ready, 1 not",
+    )
     run.set_defaults(handler=cmd_run)
 
     poll = sub.add_parser("poll", help="poll every SDK source once, record, notify")
@@ -206,6 +212,15 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.check:
+        from watcher.startup_check import startup_check
+
+        lines = startup_check(loaded_config(args))
+        for line in lines:
+            print(line)
+        failed = any(line.startswith("FAIL") for line in lines)
+        print("start-up check: " + ("FAILED" if failed else "ready to start"))
+        return 1 if failed else 0
     return run_service(loaded_config(args), port=args.port, once=args.once)
 
 
