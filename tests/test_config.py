@@ -128,3 +128,13 @@ def test_the_shipped_config_carries_the_examples_evaluation_which_says_skipped_w
     assert report["verdict"] == "skipped"
     assert report["error"].startswith("skipped: ANTHROPIC_API_KEY not set")
     assert "no evaluation set declared" not in json.dumps(report)
+
+
+def test_an_unknown_key_points_to_the_configuration_reference_that_exists(tmp_path: Path):
+    path = tmp_path / "c.yaml"
+    path.write_text("stat: x.db\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "every key is in docs/configuration.md" in str(err.value)
+    assert "README's configuration reference" not in str(err.value)
+    assert (ROOT / "docs" / "configuration.md").is_file()
