@@ -335,7 +335,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     if interrupted:
         log.warning("re-queued %d suite run(s) interrupted by the last stop", len(interrupted))
     if once:
-        with progress.showing("run --once"):
+        with progress.showing("run --once", quiet=loaded.config.log.json_format):  # JSON logs: one line = one JSON
             for name, job, _ in service.jobs():
                 service.guarded(name, job)()
         return once_exit_code(service)
@@ -348,7 +348,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     for run in store.runs(status="queued"):  # re-queued or left from the last start
         prebuilder.submit(run["server"], run["sdk_version"])
     service.first_cycle = {name for name, _, _ in service.jobs() if name != "deliver"}
-    progress.start("run (first cycle)")
+    progress.start("run (first cycle)", quiet=loaded.config.log.json_format)
     scheduler = service.scheduler()
     http = None
     if endpoint.enabled or port is not None:
