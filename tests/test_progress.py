@@ -114,3 +114,35 @@ def test_no_display_without_a_command_turning_it_on_and_stages_in_order():
     progress.stage("after")
     lines = out.getvalue().splitlines()
     assert [line.split("] ", 1)[1] for line in lines] == ["one", "two"]
+
+
+def test_run_once_shows_its_stages_in_plain_lines_and_none_beside_json_logs(tmp_path: Path):
+    closed = "http://127.0.0.1:9"
+    data = {
+        "state": "watcher.db",
+        "sdks": [{"name": "python", "registry": "pypi", "package": "mcp", "url": closed + "/simple/"}],
+        "teams": [{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python"]}],
+        "spec": {"registry_url": closed + "/deprecated.mdx", "github_api_url": closed},
+        "http_client": {"timeout_seconds": 2, "retries": 0, "backoff_seconds": 0},
+    }
+    env = {**_env(), "MCP_WATCHER_CLOCK_START": "2026-12-03T12:00:00Z"}
+    for as_json in (False, True):
+        config = tmp_path / f"{as_json}.yaml"
+        config.write_text(yaml.safe_dump({**data, "state": f"{as_json}.db", "log": {"json": as_json}}))
+        done = subprocess.run(
+            [sys.executable, "-m", "watcher.cli", "--config", str(config), "run", "--once"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert done.returncode in (1, 3), done.stderr  # the sources are closed: jobs ran, reported failures
+        if as_json:
+            assert lines
+            for line in lines:
+                json.loads(line)  # every line one JSON object: no progress line among them
+        else:
+            assert any(line.startswith("run --once: [") and "polling 1 SDK source(s)" in line for line in lines), lines
+            assert any("reading the spec's deprecated features" in line for line in lines)
