@@ -75,7 +75,7 @@ def live_config(folder: Path, registry: FakeRegistry, slack: FakeSlack, window: 
     server = next(s for s in shipped["servers"] if s["name"] == "library")
     for key in ("path", "baseline_snapshot", "expected_failures"):
         if server.get(key):
-            server[key] = str(ROOT / server[key])
+            server[key] = str((ROOT / "config" / server[key]).resolve())  # the config file's folder
     data = {
         "state": str(folder / "watcher.db"),
         "sdks": sdks,

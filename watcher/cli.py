@@ -40,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start the long-running service (scheduler)")
     run.add_argument("--port", type=int, default=None, help="HTTP port for /healthz, /readyz, /metrics")
     run.add_argument("--once", action="store_true", help="run every job once, then exit (smoke test)")
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="check what the service needs at start (config, Slack credentials, state folder and lock, the pages' "
+        "files, node, uv) without starting it; exit 0 ready, 1 not",
+    )
     run.set_defaults(handler=cmd_run)
 
     poll = sub.add_parser("poll", help="poll every SDK source once, record, notify")
@@ -214,8 +220,14 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
         requeue_failed(loaded.config, store)  # routed by the current config, not the channel stored with the row
         deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
     rows = store.outbox(statuses=("queued", "sending", "posted", "failed"))
+    console = len(store.outbox(statuses=("console",)))
     if not rows:
         print("outbox: nothing pending, nothing failed")
+    if console and not args.resend_console:
+        print(
+            f"outbox: {console} notice(s) were printed to the console only; "
+            "`mcp-watcher outbox --resend-console` posts them once Slack is configured"
+        )
     for row in rows:
         print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
         if row["last_error"]:
@@ -224,6 +236,15 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.check:
+        from watcher.startup_check import startup_check
+
+        lines = startup_check(loaded_config(args))
+        for line in lines:
+            print(line)
+        failed = any(line.startswith("FAIL") for line in lines)
+        print("start-up check: " + ("FAILED" if failed else "ready to start"))
+        return 1 if failed else 0
     from watcher.service import run_service
 
     return run_service(loaded_config(args), port=args.port, once=args.once)

@@ -850,6 +850,7 @@ def test_the_service_starts_on_the_container_config_and_answers_health_probes(tm
     local port (hermetic: polls fail fast, which the service must survive)."""
     data = yaml.safe_load(CONTAINER_CONFIG.read_text(encoding="utf-8"))
     volume = tmp_path / "volume"
+    volume.mkdir()  # the image's VOLUME exists; a configured state's folder must
     for section, key in ((None, "state"), ("suites", "runs_dir"), ("suites", "envs_dir")):
         holder = data if section is None else data[section]
         holder[key] = str(volume / PurePosixPath(holder[key]).relative_to(_dockerfile_volume()))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from watcher import progress, vault
 from watcher.cli_support import Subparsers, iso_date
 from watcher.contract.credentials import (
     PROFILE_ENV_PREFIX,
@@ -223,15 +225,19 @@ def run_snapshot(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mcp-watcher snapshot: --client-profile: {exc}", file=sys.stderr)
         return 2
-    summary = take_snapshot_sync(
-        target,
-        args.out,
-        era=args.era,
-        timeout=args.timeout,
-        profile=args.profile,
-        client_profile_name=profiles,
-        probe_versions=not args.no_version_probes,
-    )
+    with progress.showing("snapshot"):
+        progress.stage(
+            f"starting the server and reading its contract ({args.era} era{'s' if args.era == 'both' else ''})"
+        )
+        summary = take_snapshot_sync(
+            target,
+            args.out,
+            era=args.era,
+            timeout=args.timeout,
+            profile=args.profile,
+            client_profile_name=profiles,
+            probe_versions=not args.no_version_probes,
+        )
     any_ok = False
     for index, (profile_name, eras) in enumerate(summary["profiles"].items()):
         for era, result in eras.items():
@@ -240,8 +246,24 @@ def run_snapshot(args: argparse.Namespace) -> int:
             label = f"{era} (client profile {profile_name})" if index else era
             print(f"{label}: {result['status']}" + (f" ({counts}{version})" if counts else ""))
             any_ok = any_ok or result["status"] == "ok"
+    if not any_ok:
+        print(f"mcp-watcher snapshot: no era could be read: nothing usable in {args.out}", file=sys.stderr)
+        return 1
     print(f"snapshot written to {args.out}")
-    return 0 if any_ok else 1
+    return 0
+
+
+def _refuse_missing_command(command: list[str], cwd: str | None, environ: Mapping[str, str]) -> None:
+    """A stdio command that does not exist is a usage error, not a snapshot of two failed eras."""
+    if not command:
+        return
+    exe = command[0]
+    if "/" in exe:
+        path = Path(cwd or ".") / exe
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise UsageError(f"{exe}: no such executable file{f' (in --cwd {cwd})' if cwd else ''}")
+    elif shutil.which(exe, path=environ.get("PATH")) is None:
+        raise UsageError(f"{exe}: command not found on PATH; give its full path or install it")
 
 
 def build_target(args: argparse.Namespace, environ: Mapping[str, str]) -> SnapshotTarget:
@@ -253,6 +275,14 @@ def build_target(args: argparse.Namespace, environ: Mapping[str, str]) -> Snapsh
         command = command[1:]
     if bool(args.url) == bool(command):
         raise UsageError("give exactly one target: --url URL, or -- COMMAND ARGS… for a stdio server")
+    _refuse_missing_command(command, args.cwd, environ)
+    held = [name for name in args.env_from if name not in environ and name in vault.environ()]
+    if held:
+        raise UsageError(
+            f"--env-from {held[0]}: {held[0]} is one of the watcher's own secret variables, taken out of its "
+            f"environment at start; give the server its own value with a profile instead: "
+            f"{PROFILE_ENV_PREFIX}NAME='env {held[0]}=…' and --profile NAME (docs/snapshot.md)"
+        )
     headers = parse_headers(args.header)
     env_given = parse_env_assignments(args.env)
     env_passed = env_from_names(args.env_from, environ)

@@ -7,6 +7,7 @@ import json
 import sys
 import threading
 
+from watcher import progress
 from watcher.errors import ConfigError
 
 EXIT_CODES = {"no_regression": 0, "regression": 1, "error": 2}
@@ -67,15 +68,16 @@ def eval_command(args: argparse.Namespace) -> int:
         return 2
     cancel = threading.Event()
     try:
-        report = run_evaluation(
-            loaded,
-            args.server,
-            args.sdk_version,
-            baseline_version=args.baseline_version,
-            trials=args.trials,
-            tasks_path=args.tasks,
-            cancel=cancel,
-        )
+        with progress.showing("eval", quiet=args.json):
+            report = run_evaluation(
+                loaded,
+                args.server,
+                args.sdk_version,
+                baseline_version=args.baseline_version,
+                trials=args.trials,
+                tasks_path=args.tasks,
+                cancel=cancel,
+            )
     except KeyboardInterrupt:
         cancel.set()
         print("mcp-watcher eval: interrupted", file=sys.stderr)

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from watcher import vault
+from watcher import progress, vault
 from watcher.config import ConfigError, Evaluation, LoadedConfig, Server, secret_env_names
 from watcher.evaluation.compare import ERROR, compare
 from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
@@ -34,6 +34,14 @@ REPORT_FILE = "evaluation.json"
 
 class SideError(Exception):
     """One version of the server could not be built or started."""
+
+
+SKIPPED = "skipped"
+
+
+def skipped_note(settings: Evaluation) -> str:
+    """Why an evaluation that is declared did not run: no API key for its model (not "no evaluation set")."""
+    return f"skipped: {settings.key_env()} not set (the {settings.provider} API key is read from it)"
 
 
 def tasks_file(loaded: LoadedConfig, server: Server, evaluation: Evaluation, override: str | None) -> Path:
@@ -64,6 +72,7 @@ def built_sides(
     with contextlib.ExitStack() as stack:
         targets: dict[str, ServerTarget] = {}
         for side, version in versions.items():
+            progress.stage(f"{side}: installing {server.name} with {package} {version}")
             env = prepare_env(
                 server_name=server.name,
                 language=server.language,
@@ -92,6 +101,7 @@ def built_sides(
                         port=port,
                     )
                 )
+                progress.stage(f"{side}: starting the server under {package} {version}")
                 started = process.start(server.timeouts.start, cancel)
                 if not started.ok:
                     raise SideError(f"the server did not start under {package} {version}: {started.error}")
@@ -169,12 +179,16 @@ def run_evaluation(
                 raise SideError(refusal)
         if settings is None:
             raise SideError(f"no evaluation set declared for {server.name} (servers[].evaluation)")
+        progress.stage(f"reading the tasks ({settings.tasks})")
         path = tasks_file(loaded, server, settings, tasks_path)
         report["tasks_file"] = str(path)
         tasks = load_tasks(path)
         key = (vault.environ() if environ is None else environ).get(settings.key_env(), "")
         if not key:
-            raise SideError(f"{settings.key_env()} is not set: the provider's API key is read from it")
+            report.update(verdict=SKIPPED, error=skipped_note(settings))
+            report["not_measured"] = [{"task": "*", "reason": report["error"]}]
+            report["seconds"] = round(time.monotonic() - began, 2)
+            return _save(report, run_dir, key)
         run = _run(
             loaded,
             server,
@@ -219,6 +233,9 @@ def _run(
 ) -> PairedRun:
     with prepare_sides(loaded, server, versions, run_dir, cancel) as targets:
         assert set(targets) == set(SIDES)
+        progress.stage(
+            f"{len(tasks)} task(s) × {trials} trial(s) per version with {settings.provider} {settings.model}"
+        )
         log.info(
             "evaluation of %s: %s against %s, %d task(s) × %d trial(s) with %s %s",
             server.name,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from watcher import vault, versions
+from watcher import progress, vault, versions
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
@@ -148,6 +148,7 @@ class _Run:
             return False
         if source is None:
             return True
+        progress.stage(f"fetching the source ({checkout.display_url(source.git)} {source.ref})")
         try:
             token = checkout.read_token(self.loaded, self.server, vault.environ())
         except checkout.CheckoutError as exc:
@@ -175,6 +176,7 @@ class _Run:
 
     def install(self, version: str) -> EnvResult:
         began = time.monotonic()
+        progress.stage(f"installing {self.server.name} with {self.sdk_package} {version}")
         early = prebuild.prebuilt(self.server.name, version, self.envs_dir)  # waits for a build under way
         if early is not None:
             self.prebuilt.add(version)
@@ -286,6 +288,7 @@ class _Run:
         self.check_cancel()
         candidate_snapshot = self.run_dir / "snapshot"
         with self.start_server(env, self.run_dir) as server:
+            progress.stage(f"starting the server under {self.sdk_package} {self.sdk_version}")
             started = server.start(self.server.timeouts.start, self.cancel)
             self.report["start"] = started.as_dict()
             if not started.ok:
@@ -314,6 +317,7 @@ class _Run:
             return
         settings = self.config.conformance
         began = time.monotonic()
+        progress.stage(f"getting the conformance suite ({settings.package})")
         try:
             tool = conformance.ensure_conformance(
                 settings.package,
@@ -340,6 +344,7 @@ class _Run:
         for revision in revisions:
             self.check_cancel()
             baseline_path = conformance.expected_failures_path(configured, revision)
+            progress.stage(f"conformance suite, requirement set {revision}")
             result = conformance.run_requirement_set(
                 tool,
                 url=server.url,
@@ -370,6 +375,7 @@ class _Run:
         if server.proc is not None and server.proc.poll() is not None:
             self.report["contract"] = {"error": "the server is no longer running; no snapshot taken"}
             return False
+        progress.stage("contract snapshot")
         try:
             summary = self.take_snapshot(server, env, out_dir)
         except Exception as exc:  # no era could be read: the server under the new SDK
@@ -393,6 +399,7 @@ class _Run:
             self.mark(ERROR, f"baseline snapshot unavailable: {exc}")
             return
         self.check_cancel()
+        progress.stage(f"contract diff against the baseline ({label})")
         try:
             diff = diff_snapshots(baseline, candidate, baseline_label=label, candidate_label=self.sdk_version)
         except Exception as exc:
@@ -452,6 +459,7 @@ class _Run:
                 raise SuiteError(f"{self.sdk_package} {version} would not install: {env.error}\n{env.evidence}")
             logs = self.run_dir / "baseline"
             with self.start_server(env, logs) as server:
+                progress.stage(f"baseline snapshot under {version}")
                 started: StartResult = server.start(self.server.timeouts.start, self.cancel)
                 self.check_cancel()
                 if not started.ok:
