@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import threading
 import time
 from collections.abc import Mapping
@@ -27,8 +28,8 @@ from typing import Any
 import yaml
 
 from watcher.errors import ConformanceError as ConformanceError
-from watcher.suites import toolchain
-from watcher.suites.env import locked
+from watcher.suites import sandbox, toolchain
+from watcher.suites.env import locked, seal
 from watcher.suites.process import run_command, scrubbed_env, tail
 
 FAILING = ("FAILURE", "WARNING")
@@ -71,8 +72,11 @@ def ensure_conformance(
     timeout: float = 600,
     secret_names: set[str] | None = None,
     cancel: threading.Event | None = None,
+    boundary: sandbox.Sandbox | None = None,
 ) -> ConformanceTool:
-    """Install the pinned suite into `tools_dir` once (later calls reuse it). Raises ConformanceError."""
+    """Install the pinned suite into `tools_dir` once (later calls reuse it). Raises ConformanceError.
+    With an active `boundary` the install runs in a room (its install scripts are code from a registry):
+    writable only its own folder, network to the registries only, a package cache of its own."""
     toolchain.check_node()
     name, version = split_package_spec(package)
     key = hashlib.sha256(json.dumps([package, registry]).encode()).hexdigest()[:12]
@@ -90,7 +94,28 @@ def ensure_conformance(
         env = scrubbed_env(
             secret_names=secret_names or set(), installer=True, path_prepend=[toolchain.node_bin_dir()]
         ).env
-        run = run_command(command, cwd=prefix, env=env, timeout=timeout, log_path=prefix / "install.log", cancel=cancel)
+        env["npm_config_cache"] = str(prefix / ".cache")
+        launcher = sandbox.Launcher()
+        if boundary is not None and boundary.active:
+            boundary.hand_over(prefix)
+            env["TMPDIR"] = "/tmp"
+            launcher = boundary.room(
+                readable=[*toolchain.runtime_paths(), *sandbox.local_package_sources()],
+                writable=[prefix],
+                network="registry",
+            )
+        run = run_command(
+            command,
+            cwd=prefix,
+            env=env,
+            timeout=timeout,
+            log_path=prefix / "install.log",
+            cancel=cancel,
+            launcher=launcher,
+        )
+        shutil.rmtree(prefix / ".cache", ignore_errors=True)
+        if boundary is not None and boundary.active:
+            seal(prefix)  # the room's user installed it; nothing of a run may change it afterwards
         if not run.ok:
             raise ConformanceError(f"installing {package} failed ({run.describe()})", run.tail)
         try:

@@ -24,6 +24,7 @@ import httpx
 
 from watcher.logs import redact
 from watcher.suites import reaper
+from watcher.suites.sandbox import Launcher
 
 # Inherited from the watcher's own environment; everything else is dropped.
 BASE_ALLOW = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
@@ -189,16 +190,21 @@ def run_command(
     log_path: Path,
     cancel: threading.Event | None = None,
     stdout_path: Path | None = None,
+    launcher: Launcher | None = None,
 ) -> CommandResult:
-    """Run a command in its own process group; its output goes to `log_path` (stdout apart if asked)."""
+    """Run a command in its own process group; its output goes to `log_path` (stdout apart if asked).
+    `launcher` starts it (inside the run boundary when it is a sandbox room); whatever the command left
+    running is killed when it ends, even processes that left its group (`reaper.sweep`)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
+    launch = launcher or Launcher()
+    mark = reaper.new_mark()
     with open(log_path, "ab") as log, open(stdout_path or os.devnull, "ab") as out:
         try:
-            proc = subprocess.Popen(
+            proc = launch.start(
                 list(command),
                 cwd=os.fspath(cwd),
-                env=dict(env),
+                env={**env, reaper.MARK_VARIABLE: mark},
                 stdin=subprocess.DEVNULL,
                 stdout=out if stdout_path else log,
                 stderr=log,
@@ -206,6 +212,7 @@ def run_command(
             )
             reaper.track(proc.pid)
         except OSError as exc:
+            launch.close()
             log.write(f"cannot start {command[0]}: {exc}\n".encode())
             log.flush()
             return CommandResult(list(command), None, 0.0, log=str(log_path), tail=tail(log_path))
@@ -222,6 +229,8 @@ def run_command(
         finally:
             # The group goes even when the leader exited: grandchildren must not outlive the step.
             kill_group(proc, grace=2.0 if (timed_out or cancelled) else 0.5)
+            reaper.sweep(mark)
+            launch.close()
     seconds = time.monotonic() - started
     return CommandResult(
         list(command),
@@ -286,8 +295,13 @@ class ServerProcess:
         transport: str,
         http_path: str = "/mcp",
         port: int | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         self.command = list(command)
+        self.launcher = launcher or Launcher()
+        self.mark = reaper.new_mark()
+        self.host_port = port
+        """Where the watcher reaches the server: its own port, or the relay's when it runs in a room."""
         self.cwd = Path(cwd)
         self.child_env = env
         self.log_dir = log_dir
@@ -301,9 +315,9 @@ class ServerProcess:
 
     @property
     def url(self) -> str | None:
-        if self.transport != "http" or self.port is None:
+        if self.transport != "http" or self.host_port is None:
             return None
-        return f"http://127.0.0.1:{self.port}{self.http_path}"
+        return f"http://127.0.0.1:{self.host_port}{self.http_path}"
 
     def __enter__(self) -> ServerProcess:
         return self
@@ -316,6 +330,7 @@ class ServerProcess:
         self._tmp = tempfile.mkdtemp(prefix="mcp-watcher-server-")
         env = dict(self.child_env.env)
         env["TMPDIR"] = self._tmp
+        env[reaper.MARK_VARIABLE] = self.mark
         started = time.monotonic()
         result = StartResult(
             ok=False,
@@ -329,7 +344,7 @@ class ServerProcess:
         )
         try:
             with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
-                self.proc = subprocess.Popen(
+                self.proc = self.launcher.start(
                     self.command,
                     cwd=self.cwd,
                     env=env,
@@ -345,6 +360,9 @@ class ServerProcess:
             result.seconds = time.monotonic() - started
             return result
         result.pid = self.proc.pid
+        if self.port is not None:
+            self.host_port = self.launcher.expose(self.port)
+            result.url = self.url
         error = self._wait_ready(started, timeout, cancel)
         result.seconds = time.monotonic() - started
         if error:
@@ -391,9 +409,11 @@ class ServerProcess:
     def stop(self) -> None:
         if self.proc is not None:
             kill_group(self.proc)
+            reaper.sweep(self.mark)
             if self.proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()
+        self.launcher.close()
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
