@@ -139,7 +139,8 @@ def test_a_step_that_leaves_a_setsid_daemon_has_it_killed(tmp_path: Path):
     mark = "mcp-watcher-step-daemon-" + os.urandom(4).hex()
     code = (
         "import os, subprocess, sys; "
-        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '{mark}'], start_new_session=True); "
+        f"p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '{mark}'], "
+        "start_new_session=True); "
         "print(p.pid)"
     )
     result = run_command(
