@@ -282,6 +282,12 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     (log.error if destination.degraded else log.warning if destination.sink == "console" else log.info)(
         "notices go to: %s", destination.reason
     )
+    from watcher.suites import sandbox
+
+    boundary = sandbox.self_check(loaded.config.suites.sandbox)  # the run boundary, said once at start
+    (log.info if boundary["mode"] == "bubblewrap" else log.error if not boundary["ok"] else log.warning)(
+        "run boundary: %s", boundary["text"]
+    )
     endpoint = loaded.config.http
     if endpoint.enabled or port is not None:
         from watcher.web.access import resolve_access
@@ -314,7 +320,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
         from watcher.web.context import WebContext, known_secrets
 
         slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
-        readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination)
+        readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination, boundary)
         pages = WebContext(loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
         app = build_app(readiness, *web_parts(pages, access))
         http = HttpServer(app, endpoint.host, port if port is not None else endpoint.port)

@@ -103,6 +103,7 @@ class Scene:
             "VICTIM": self.victim_glob,
             "DAEMON": self.daemon_mark,
             "PORT": self.port,
+            "REPORT": str(self.tmp / "attack.json"),  # where it writes without a room (no private cache)
         }
 
     def check_victim(self) -> dict[str, Any]:
@@ -183,8 +184,9 @@ attempt("poison", poison)
 attempt("daemon", daemon)
 attempt("root_only", lambda: open({root_only!r}).read())
 attempt("host_loopback", lambda: socket.create_connection(("127.0.0.1", T["PORT"]), timeout=3).close() or "connected")
-cache = os.environ.get("UV_CACHE_DIR") or os.environ.get("PIP_CACHE_DIR") or "."
-with open(os.path.join(os.path.dirname(os.path.dirname(cache)), "attack.json"), "w") as out:
+cache = os.environ.get("UV_CACHE_DIR")  # in a room: <env>/.cache/uv, the one folder it may write
+report = os.path.join(os.path.dirname(os.path.dirname(cache)), "attack.json") if cache else T["REPORT"]
+with open(report, "w") as out:
     out.write(json.dumps(R))
 setup(name="evil-helper", version="0.1", py_modules=[])
 """
@@ -309,8 +311,8 @@ def build(scene: Scene, project: Path, language: str, package: str, version: str
     )
 
 
-def attack_report(env: EnvResult) -> dict[str, str]:
-    found = list(Path(env.path).rglob("attack.json"))
+def attack_report(env: EnvResult, scene: Scene) -> dict[str, str]:
+    found = [*Path(env.path).rglob("attack.json"), *scene.tmp.glob("attack.json")]
     assert found, f"the hostile installer script did not run: {env.error} {env.evidence}"
     report: dict[str, str] = json.loads(found[0].read_text(encoding="utf-8"))
     return report
@@ -358,7 +360,7 @@ def test_a_hostile_setup_py_is_stopped_and_the_other_teams_run_is_unaffected(
     env = build(scene, hostile_python_project(scene.tmp / "attacker", scene, monkeypatch), "python", "mcp", "2.3.0")
     assert env.ok, (env.error, env.evidence)
     assert env.sandboxed
-    assert_all_stopped(scene, attack_report(env), before)
+    assert_all_stopped(scene, attack_report(env, scene), before)
     again = scene.check_victim()
     assert again["verdict"] == "pass", again["reasons"]
     assert again["install"]["cached"] is True and again["install"]["rebuilt"] is None
@@ -373,7 +375,7 @@ def test_a_hostile_npm_postinstall_is_stopped(bubblewrap_scene: Scene):
     project = hostile_npm_project(scene.tmp / "attacker", scene)
     env = build(scene, project, "typescript", "@modelcontextprotocol/sdk", "1.32.2")
     assert env.ok, (env.error, env.evidence)
-    assert_all_stopped(scene, attack_report(env), before)
+    assert_all_stopped(scene, attack_report(env, scene), before)
 
 
 def test_without_the_sandbox_the_seal_and_the_subreaper_still_hold(
@@ -388,7 +390,7 @@ def test_without_the_sandbox_the_seal_and_the_subreaper_still_hold(
         project = hostile_python_project(tmp_path / "attacker", scene, monkeypatch)
         env = build(scene, project, "python", "mcp", "2.3.0")
         assert env.ok, (env.error, env.evidence)
-        attack = attack_report(env)
+        attack = attack_report(env, scene)
         assert attack["daemon"].startswith("DONE"), attack  # it did start one
         time.sleep(0.5)
         assert scene.daemons() == [], "the double-forked setsid daemon outlived the install"

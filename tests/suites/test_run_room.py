@@ -113,7 +113,7 @@ def test_an_http_server_in_its_room_has_no_route_out_and_is_reached_through_the_
         assert seen["uid"] != 0
         if os.geteuid() == 0 and Path("/etc/security/opasswd").exists():
             assert str(seen["root_only"]).startswith("refused"), seen
-        assert server.url is not None and server.host_port != server.port  # the relay's port on the host
+        assert server.url is not None and server.launcher.netns_pid is not None  # reached through the relay
         assert httpx.post(server.url, json={}, timeout=5).status_code == 200
     finally:
         server.stop()
@@ -162,3 +162,25 @@ def _marked_processes(mark: str) -> list[int]:
             except OSError:
                 continue
     return [pid for pid in found if process_running(pid)]
+
+
+def test_a_required_boundary_that_cannot_be_had_is_loud_in_readyz_and_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from starlette.testclient import TestClient
+
+    from watcher.health import Readiness, build_app
+    from watcher.store import Store, utcnow
+
+    monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)  # a deployment without bubblewrap
+    check = sandbox.self_check("bubblewrap")
+    assert check["ok"] is False and check["refused"] is True
+    assert str(check["text"]).startswith("REFUSED: suites.sandbox is bubblewrap, but it cannot run here: bwrap is not")
+    app = build_app(Readiness(Store(tmp_path / "watcher.db"), 30, utcnow(), lambda: True, None, check))
+    with TestClient(app) as client:
+        answer = client.get("/readyz")
+    assert answer.status_code == 503
+    assert answer.json()["problems"] == [f"run boundary: {check['text']}"]
+    assert answer.json()["sandbox"]["mode"] == "off"
+    # `auto` without it is not refused: runs go on unsandboxed, with the reason shown.
+    assert sandbox.self_check("auto")["ok"] is True

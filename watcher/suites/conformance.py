@@ -94,11 +94,11 @@ def ensure_conformance(
         env = scrubbed_env(
             secret_names=secret_names or set(), installer=True, path_prepend=[toolchain.node_bin_dir()]
         ).env
-        env["npm_config_cache"] = str(prefix / ".cache")
         launcher = sandbox.Launcher()
         if boundary is not None and boundary.active:
             boundary.hand_over(prefix)
             env["TMPDIR"] = "/tmp"
+            env["npm_config_cache"] = str(prefix / ".cache")
             launcher = boundary.room(
                 readable=[*toolchain.runtime_paths(), *sandbox.local_package_sources()],
                 writable=[prefix],

@@ -354,20 +354,22 @@ class BuildContext:
             self.boundary.hand_over(self.env_dir)
 
     def child_env(self, path_prepend: list[Path] | None = None) -> dict[str, str]:
-        """An installer's environment: no secrets, temporary files and package caches of its own (inside
-        the environment's folder; the caches go when the build is done)."""
+        """An installer's environment: no secrets; temporary files inside the environment's folder (in a
+        room: its private /tmp, and package caches of its own that go when the build is done)."""
         env = scrubbed_env(
             secret_names=self.secret_names, installer=True, tmpdir=self.env_dir, path_prepend=path_prepend or ()
         ).env
-        cache = self.env_dir / CACHE_DIR
-        env.update(
-            UV_CACHE_DIR=str(cache / "uv"),
-            PIP_CACHE_DIR=str(cache / "pip"),
-            npm_config_cache=str(cache / "npm"),
-            XDG_CACHE_HOME=str(cache),
-        )
         if self.boundary is not None:
-            env["TMPDIR"] = "/tmp"  # the room's private /tmp
+            # In a room the build's package caches are its own (a shared writable cache would carry one
+            # team's build into another's); without one the build could write anywhere anyway.
+            cache = self.env_dir / CACHE_DIR
+            env.update(
+                UV_CACHE_DIR=str(cache / "uv"),
+                PIP_CACHE_DIR=str(cache / "pip"),
+                npm_config_cache=str(cache / "npm"),
+                XDG_CACHE_HOME=str(cache),
+                TMPDIR="/tmp",  # the room's private /tmp
+            )
         return env
 
     def launcher(self) -> sandboxes.Launcher:

@@ -112,6 +112,9 @@ def scrubbed_env(
         env["TMPDIR"] = os.fspath(tmpdir)
     env.setdefault("LANG", "C.UTF-8")
     env["PYTHONUNBUFFERED"] = "1"  # the server's log lines reach the file while it runs
+    if not installer:
+        # A sealed environment stays as built: no __pycache__ written into it at run time (its digest is checked).
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return ChildEnv(env=env, dropped=sorted(dropped), granted=frozenset(passed))
 
 
@@ -196,8 +199,25 @@ def run_command(
     `launcher` starts it (inside the run boundary when it is a sandbox room); whatever the command left
     running is killed when it ends, even processes that left its group (`reaper.sweep`)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
     launch = launcher or Launcher()
+    result = _run_once(command, cwd, env, timeout, log_path, cancel, stdout_path, launch)
+    if not result.ok and not result.cancelled and launch.setup_failed(tail(log_path, 1)):
+        # bwrap could not set the room up (a transient kernel answer): that is not the command's doing.
+        result = _run_once(command, cwd, env, timeout, log_path, cancel, stdout_path, launch)
+    return result
+
+
+def _run_once(
+    command: Sequence[str],
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str],
+    timeout: float,
+    log_path: Path,
+    cancel: threading.Event | None,
+    stdout_path: Path | None,
+    launch: Launcher,
+) -> CommandResult:
+    started = time.monotonic()
     mark = reaper.new_mark()
     with open(log_path, "ab") as log, open(stdout_path or os.devnull, "ab") as out:
         try:
@@ -326,6 +346,13 @@ class ServerProcess:
         self.stop()
 
     def start(self, timeout: float, cancel: threading.Event | None = None) -> StartResult:
+        result = self._start(timeout, cancel)
+        if not result.ok and self.launcher.setup_failed(tail(self.stderr_path, 1)):
+            # bwrap could not set the room up (a transient kernel answer): that is not the server's doing.
+            result = self._start(timeout, cancel)
+        return result
+
+    def _start(self, timeout: float, cancel: threading.Event | None = None) -> StartResult:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._tmp = tempfile.mkdtemp(prefix="mcp-watcher-server-")
         env = dict(self.child_env.env)

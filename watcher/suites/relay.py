@@ -1,11 +1,11 @@
 """`python -m watcher.suites.relay PID PORT`: the watcher's way to an HTTP server that has no network.
 
 The server under test runs in a room whose network namespace has only a loopback device. This process
-binds a listening socket on the host's 127.0.0.1 first (it stays in the host's namespace), then joins
-the room's network namespace (`setns`; its user namespace first when we are not root) and forwards each
-connection to 127.0.0.1:PORT there. It prints its host port on stdout, and ends when its stdin closes
-(the watcher stopped the room or died). The server can reach nothing through it: the relay only
-answers connections that come from the host side.
+binds a listening socket on the host's 127.0.0.1 first (at PORT, the number the server was given, when it
+is free there); the socket stays in the host's namespace. Then it joins the room's network namespace
+(`setns`; its user namespace first when we are not root) and forwards each connection to 127.0.0.1:PORT
+there. It prints its host port on stdout, and ends when its stdin closes (the watcher stopped the room or
+died). The server can reach nothing through it: the relay only answers connections from the host side.
 """
 
 from __future__ import annotations
@@ -68,7 +68,12 @@ def main(argv: list[str]) -> int:
     pid, port = int(argv[0]), int(argv[1])
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
+    # The server's own port number where it is free on the host: servers check the Host header
+    # (DNS-rebinding protection) against the port they listen on.
+    try:
+        listener.bind(("127.0.0.1", port))
+    except OSError:
+        listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     if os.geteuid() != 0:
         _setns(f"/proc/{pid}/ns/user", CLONE_NEWUSER)

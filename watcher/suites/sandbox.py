@@ -204,6 +204,10 @@ class Launcher:
         """The host port at which the watcher reaches the step's `port` (the same one without a room)."""
         return port
 
+    def setup_failed(self, last_line: str) -> bool:
+        """True when a failed command's last output line says the room itself could not be made."""
+        return False
+
     def close(self) -> None:
         return None
 
@@ -258,6 +262,7 @@ class Room(Launcher):
     def _link(self, pid: int) -> None:
         """Give the room's network namespace a way out through slirp4netns, without the host's loopback."""
         assert self.sandbox.slirp is not None
+        _wait_loopback(pid)
         ready_r, ready_w = os.pipe()
         command = [self.sandbox.slirp, "--configure", "--mtu=65520", "--disable-host-loopback"]
         command += ["--ready-fd", str(ready_w)]
@@ -282,6 +287,10 @@ class Room(Launcher):
         else:
             log.warning("slirp4netns was not ready within %.0f s; the install may have no network", START_SECONDS)
         os.close(ready_r)
+
+    def setup_failed(self, last_line: str) -> bool:
+        # e.g. "bwrap: loopback: Failed RTM_NEWADDR: No child processes", seen now and then under load.
+        return last_line.startswith("bwrap: ")
 
     def expose(self, port: int) -> int:
         """Start the relay into the room's network namespace; returns its port on the host's loopback."""
@@ -323,6 +332,26 @@ def _close(stream: IO[bytes] | None) -> None:
     if stream is not None:
         with contextlib.suppress(OSError):
             stream.close()
+
+
+def _wait_loopback(pid: int, seconds: float = 3.0) -> None:
+    """Wait until bwrap has brought the room's loopback up: slirp4netns configuring the namespace at the
+    same moment makes bwrap's own set-up fail ("loopback: Failed RTM_NEWADDR"). The kernel adds ::1 to
+    `lo` when it goes up, so its line in the namespace's if_inet6 is the sign (without IPv6: a short wait)."""
+    table = Path(f"/proc/{pid}/net/if_inet6")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if any(line.split()[-1:] == ["lo"] for line in table.read_text().splitlines()):
+                return
+        except FileNotFoundError:
+            if not Path(f"/proc/{pid}").exists():
+                return  # the room is gone already
+            time.sleep(0.2)  # no IPv6 here: give bwrap a moment
+            return
+        except OSError:
+            return
+        time.sleep(0.005)
 
 
 def _read_info(fd: int) -> dict[str, Any] | None:
