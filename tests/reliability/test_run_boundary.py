@@ -22,6 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import yaml
 
@@ -403,3 +404,28 @@ def test_without_the_sandbox_the_seal_and_the_subreaper_still_hold(
         assert not list(scene.envs.glob("victim/*/venv/lib/python*/site-packages/zz_poison.pth"))
     finally:
         scene.cleanup()
+
+
+def test_the_servers_eval_starts_run_in_rooms(tmp_path: Path):
+    """`eval` builds and starts its servers inside the same boundary: an HTTP server reached through the
+    relay, in its own PID namespace; a stdio server's command is a room's."""
+    problem = _boundary_problem()
+    if problem:
+        pytest.skip(f"the run boundary cannot be had here: {problem}")
+    from watcher.evaluation import run as eval_run
+
+    start = ["python", "-m", "hunter_server"]
+    http = fixture_server("hunter", "hunter_server", [*start, "--port", "{port}"])
+    stdio = fixture_server("hunter-stdio", "hunter_server", start, transport="stdio")
+    loaded = write_config(tmp_path, [http, stdio], tmp_path / "envs", sandbox="bubblewrap")
+    versions = {"baseline": "2.3.0", "candidate": "2.3.0"}
+    with eval_run.built_sides(loaded, loaded.config.server("hunter"), versions, tmp_path / "logs", None) as targets:
+        for side, target in targets.items():
+            assert target.url is not None
+            assert httpx.post(target.url, json={}, timeout=10).status_code < 500, side
+    for side in versions:
+        log = (tmp_path / "logs" / side / "server.stderr.log").read_text(encoding="utf-8")
+        seen = json.loads(next(line for line in log.splitlines() if line.startswith("HUNT-REPORT "))[12:])
+        assert all(int(pid) < 10 for pid in seen["proc_environ"]), "not in a PID namespace of its own"
+    with eval_run.built_sides(loaded, loaded.config.server("hunter-stdio"), versions, tmp_path / "logs", None) as t:
+        assert all((target.command or [""])[0] == sandbox.find_bwrap() for target in t.values())

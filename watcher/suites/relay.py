@@ -51,6 +51,8 @@ def _serve(client: socket.socket, port: int) -> None:
         client.close()
         return
     upstream.settimeout(None)
+    for sock in (client, upstream):  # small request/answer exchanges: no Nagle delay on either leg
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     back = threading.Thread(target=_pump, args=(upstream, client), daemon=True)
     back.start()
     _pump(client, upstream)
