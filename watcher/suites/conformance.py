@@ -114,8 +114,6 @@ def ensure_conformance(
             launcher=launcher,
         )
         shutil.rmtree(prefix / ".cache", ignore_errors=True)
-        if boundary is not None and boundary.active:
-            seal(prefix)  # the room's user installed it; nothing of a run may change it afterwards
         if not run.ok:
             raise ConformanceError(f"installing {package} failed ({run.describe()})", run.tail)
         try:
@@ -124,6 +122,8 @@ def ensure_conformance(
             raise ConformanceError(f"installing {package} left no readable package.json: {exc}") from exc
         if version and installed != version:
             raise ConformanceError(f"npm installed {name} {installed}, not the pinned {version}")
+        if boundary is not None and boundary.active:
+            seal(prefix)  # the room's user installed it; nothing of a run may change it afterwards
         marker.write_text(json.dumps({"package": package, "version": installed}), encoding="utf-8")
         return ConformanceTool(package, installed, root)
 
