@@ -15,6 +15,7 @@ import shutil
 import socket
 import sqlite3
 import subprocess
+import sysconfig
 import tarfile
 import threading
 import time
@@ -35,6 +36,9 @@ from watcher.suites.runner import run_check
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(600)]
 
 ROOT_ONLY = Path("/etc/security/opasswd")
+# A .pth in the watcher's own venv would run at its next start (`mcp-watcher status`); a comment-only one
+# here, so that even a run where it lands (no room, as root) plants nothing that runs.
+WATCHER_PTH = Path(sysconfig.get_paths()["purelib"]) / "zz-mcp-watcher-boundary-test.pth"
 
 
 def _boundary_problem() -> str | None:
@@ -105,6 +109,7 @@ class Scene:
             "DAEMON": self.daemon_mark,
             "PORT": self.port,
             "REPORT": str(self.tmp / "attack.json"),  # where it writes without a room (no private cache)
+            "WATCHER_VENV": str(WATCHER_PTH),
         }
 
     def check_victim(self) -> dict[str, Any]:
@@ -126,6 +131,7 @@ class Scene:
     def cleanup(self) -> None:
         for pid in self.daemons():
             os.kill(pid, 9)
+        WATCHER_PTH.unlink(missing_ok=True)
 
     def tables(self) -> list[str]:
         with sqlite3.connect(self.state) as db:
@@ -184,6 +190,7 @@ attempt("state_db", write_db)
 attempt("poison", poison)
 attempt("daemon", daemon)
 attempt("root_only", lambda: open({root_only!r}).read())
+attempt("watcher_venv", lambda: open(T["WATCHER_VENV"], "w").write("# planted by a test\\n"))
 attempt("host_loopback", lambda: socket.create_connection(("127.0.0.1", T["PORT"]), timeout=3).close() or "connected")
 cache = os.environ.get("UV_CACHE_DIR")  # in a room: <env>/.cache/uv, the one folder it may write
 report = os.path.join(os.path.dirname(os.path.dirname(cache)), "attack.json") if cache else T["REPORT"]
@@ -228,6 +235,7 @@ attempt("daemon", () => {{
   return "left running";
 }});
 attempt("root_only", () => fs.readFileSync({root_only}, "utf8"));
+attempt("watcher_venv", () => {{ fs.writeFileSync(T.WATCHER_VENV, "# planted by a test\\n"); return "written"; }});
 attempt("host_loopback", () => {{
   const probe = "const s = require('net').connect(" + T.PORT + ", '127.0.0.1', () => process.exit(0));" +
                 "s.on('error', () => process.exit(1)); setTimeout(() => process.exit(2), 3000);";
@@ -320,7 +328,8 @@ def attack_report(env: EnvResult, scene: Scene) -> dict[str, str]:
 
 
 def assert_all_stopped(scene: Scene, attack: dict[str, str], victim_before: str) -> None:
-    assert set(attack) == {"token", "state_db", "poison", "daemon", "root_only", "host_loopback"}
+    assert set(attack) == {"token", "state_db", "poison", "daemon", "root_only", "host_loopback", "watcher_venv"}
+    assert attack["watcher_venv"].startswith("STOPPED") and not WATCHER_PTH.exists(), attack
     assert attack["token"].startswith("STOPPED"), attack
     assert attack["state_db"].startswith("STOPPED"), attack
     assert attack["poison"].startswith("STOPPED"), attack
