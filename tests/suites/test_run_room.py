@@ -184,3 +184,40 @@ def test_a_required_boundary_that_cannot_be_had_is_loud_in_readyz_and_status(
     assert answer.json()["sandbox"]["mode"] == "off"
     # `auto` without it is not refused: runs go on unsandboxed, with the reason shown.
     assert sandbox.self_check("auto")["ok"] is True
+
+
+def test_rooms_leave_no_zombie_behind(tmp_path: Path):
+    """bwrap's parent exits without reaping the room's first process, which the subreaper then inherits:
+    each step reaps those (a long-running service would otherwise pile them up)."""
+    boundary = sandbox.choose("bubblewrap")
+    if not boundary.active:
+        pytest.skip(f"the run boundary cannot be had here: {boundary.reason}")
+    env = scrubbed_env().env
+    before = set(_zombie_children())  # other tests' leftovers in this process are not this test's
+    for command, timeout in ((["true"], 10.0), (["sleep", "30"], 0.5), (["true"], 10.0)):
+        run_command(
+            command,
+            cwd=tmp_path,
+            env=env,
+            timeout=timeout,
+            log_path=tmp_path / "log",
+            launcher=boundary.room(readable=[]),
+        )
+    deadline = time.monotonic() + 5
+    while set(_zombie_children()) - before and time.monotonic() < deadline:
+        time.sleep(0.1)
+        reaper.reap_rooms()
+    assert set(_zombie_children()) - before == set()
+
+
+def _zombie_children() -> list[int]:
+    me, found = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] == "Z" and int(fields[1]) == me:
+                found.append(int(entry))
+    return found

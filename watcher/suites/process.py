@@ -248,8 +248,9 @@ def _run_once(
                 time.sleep(0.05)
         finally:
             # The group goes even when the leader exited: grandchildren must not outlive the step.
+            seen = reaper.marked(mark)
             kill_group(proc, grace=2.0 if (timed_out or cancelled) else 0.5)
-            reaper.sweep(mark)
+            reaper.sweep(mark, seen=seen, spare=proc.pid)
             launch.close()
     seconds = time.monotonic() - started
     return CommandResult(
@@ -435,8 +436,9 @@ class ServerProcess:
 
     def stop(self) -> None:
         if self.proc is not None:
+            seen = reaper.marked(self.mark)
             kill_group(self.proc)
-            reaper.sweep(self.mark)
+            reaper.sweep(self.mark, seen=seen, spare=self.proc.pid)
             if self.proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()

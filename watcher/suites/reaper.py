@@ -24,6 +24,7 @@ import signal
 import sys
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -72,33 +73,61 @@ def marked(mark: str) -> list[int]:
     return found
 
 
-def sweep(mark: str) -> list[int]:
-    """Kill every process a finished step left behind (by its mark, by PID), and reap our orphans."""
+def sweep(mark: str, *, seen: Iterable[int] = (), spare: int | None = None) -> list[int]:
+    """Kill every process a finished step left behind (by its mark, by PID), and reap those handed to us.
+
+    `seen`: the step's processes listed before its group was stopped (a process that has died since is a
+    zombie whose environment can no longer be read; if it was handed to us, it is reaped here too).
+    `spare`: the step's leader, which its Popen reaps."""
     if not Path("/proc/self/environ").exists():
         return []
     left = marked(mark)
     for pid in left:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(pid, signal.SIGKILL)
+    pending = {pid for pid in {*left, *seen} if pid != spare}
     deadline = time.monotonic() + 2.0
-    pending = set(left)
     while pending and time.monotonic() < deadline:
         for pid in list(pending):
             try:
                 done, _ = os.waitpid(pid, os.WNOHANG)  # an orphan handed to us as subreaper
-            except ChildProcessError:
-                done = pid if not Path(f"/proc/{pid}").exists() or _zombie_elsewhere(pid) else 0
+            except ChildProcessError:  # not ours to reap: gone, or some other parent's
+                done = pid if _dead(pid) else 0
             if done:
                 pending.discard(pid)
         if pending:
             time.sleep(0.02)
+    reap_rooms()
     if left:
         log.warning("killed %d process(es) a suite step left running: %s", len(left), left)
     return left
 
 
-def _zombie_elsewhere(pid: int) -> bool:
-    """True when `pid` is dead (a zombie some other parent will reap)."""
+def reap_rooms() -> list[int]:
+    """Reap the dead first processes of sandbox rooms handed to us (bwrap's parent exits without reaping
+    its child, which then comes to us as subreaper). Such a process was PID 1 of a PID namespace, which
+    no child we start directly ever is, so reaping it cannot take an exit status someone else waits for."""
+    me, reaped = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        nspid = fields.get("NSpid", "").split()
+        if fields.get("PPid", "").strip() != str(me) or not fields.get("State", "").strip().startswith("Z"):
+            continue
+        if len(nspid) > 1 and nspid[-1] == "1":
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(entry), os.WNOHANG)
+                reaped.append(int(entry))
+    return reaped
+
+
+def _dead(pid: int) -> bool:
+    """True when `pid` is gone or a zombie (some other parent will reap it)."""
     try:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
     except (OSError, IndexError):

@@ -45,6 +45,8 @@ from pathlib import Path
 from typing import IO, Any, Literal
 from urllib.parse import unquote, urlparse
 
+from watcher.suites import reaper
+
 log = logging.getLogger(__name__)
 
 Setting = Literal["auto", "bubblewrap", "off"]
@@ -322,6 +324,7 @@ class Room(Launcher):
             for stream in (helper.stdin, helper.stdout):
                 _close(stream)
         self.helpers.clear()
+        reaper.reap_rooms()  # the room's first process, handed to us when bwrap exits
         if self._resolv:
             with contextlib.suppress(OSError):
                 os.unlink(self._resolv)
