@@ -89,6 +89,8 @@ class Scene:
         self.token_file.write_text(self.token, encoding="utf-8")
         self.token_file.chmod(0o600)
         self.daemon_mark = "mcp-watcher-test-daemon-" + os.urandom(6).hex()
+        self.canary = tmp_path / "canary.txt"  # a host file the watcher must never be made to write
+        self.canary.write_text("untouched", encoding="utf-8")
         victim = fixture_server("victim", "hunter_server", ["python", "-m", "hunter_server", "--port", "{port}"])
         self.loaded = write_config(tmp_path, [victim], self.envs, sandbox=mode)
         data = yaml.safe_load(self.loaded.path.read_text(encoding="utf-8"))
@@ -110,6 +112,7 @@ class Scene:
             "PORT": self.port,
             "REPORT": str(self.tmp / "attack.json"),  # where it writes without a room (no private cache)
             "WATCHER_VENV": str(WATCHER_PTH),
+            "CANARY": str(self.canary),
         }
 
     def check_victim(self) -> dict[str, Any]:
@@ -193,7 +196,28 @@ attempt("root_only", lambda: open({root_only!r}).read())
 attempt("watcher_venv", lambda: open(T["WATCHER_VENV"], "w").write("# planted by a test\\n"))
 attempt("host_loopback", lambda: socket.create_connection(("127.0.0.1", T["PORT"]), timeout=3).close() or "connected")
 cache = os.environ.get("UV_CACHE_DIR")  # in a room: <env>/.cache/uv, the one folder it may write
-report = os.path.join(os.path.dirname(os.path.dirname(cache)), "attack.json") if cache else T["REPORT"]
+env = os.path.dirname(os.path.dirname(cache)) if cache else None
+
+
+def swap_log():
+    # The watcher appends to <env>/install.log: make that a link to a file of the host's.
+    os.symlink(T["CANARY"], os.path.join(env, "log-link"))
+    os.replace(os.path.join(env, "log-link"), os.path.join(env, "install.log"))
+    return "swapped"
+
+
+def plant_marker():
+    # The watcher writes <env>/mcp-watcher-env.json after the build: have it write through a link.
+    target = os.path.join(env, "mcp-watcher-env.json")
+    if not os.path.lexists(target):
+        os.symlink(T["CANARY"], target)
+    return "planted"
+
+
+if env:
+    attempt("log_swap", swap_log)
+    attempt("marker_link", plant_marker)
+report = os.path.join(env, "attack.json") if env else T["REPORT"]
 with open(report, "w") as out:
     out.write(json.dumps(R))
 setup(name="evil-helper", version="0.1", py_modules=[])
@@ -328,7 +352,18 @@ def attack_report(env: EnvResult, scene: Scene) -> dict[str, str]:
 
 
 def assert_all_stopped(scene: Scene, attack: dict[str, str], victim_before: str) -> None:
-    assert set(attack) == {"token", "state_db", "poison", "daemon", "root_only", "host_loopback", "watcher_venv"}
+    assert set(attack) - {"log_swap", "marker_link"} == {
+        "token",
+        "state_db",
+        "poison",
+        "daemon",
+        "root_only",
+        "host_loopback",
+        "watcher_venv",
+    }
+    assert scene.canary.read_text(encoding="utf-8") == "untouched"
+    if "log_swap" in attack:
+        assert attack["log_swap"].startswith("STOPPED"), attack
     assert attack["watcher_venv"].startswith("STOPPED") and not WATCHER_PTH.exists(), attack
     assert attack["token"].startswith("STOPPED"), attack
     assert attack["state_db"].startswith("STOPPED"), attack

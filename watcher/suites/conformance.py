@@ -103,6 +103,7 @@ def ensure_conformance(
                 readable=[*toolchain.runtime_paths(), *sandbox.local_package_sources()],
                 writable=[prefix],
                 network="registry",
+                protected=[prefix / "install.log"],
             )
         run = run_command(
             command,
@@ -124,6 +125,7 @@ def ensure_conformance(
             raise ConformanceError(f"npm installed {name} {installed}, not the pinned {version}")
         if boundary is not None and boundary.active:
             seal(prefix)  # the room's user installed it; nothing of a run may change it afterwards
+        marker.unlink(missing_ok=True)  # whatever the install put there (a link would be followed)
         marker.write_text(json.dumps({"package": package, "version": installed}), encoding="utf-8")
         return ConformanceTool(package, installed, root)
 

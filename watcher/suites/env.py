@@ -224,6 +224,7 @@ def prepare_env(
             shutil.rmtree(env_dir / CACHE_DIR, ignore_errors=True)
             seal(env_dir)
             result.digest = env_digest(env_dir)
+            marker.unlink(missing_ok=True)  # whatever the build put there (a link would be followed)
             marker.write_text(
                 json.dumps(
                     {
@@ -245,7 +246,7 @@ def prepare_env(
         else:
             # Keep only the log of a failed build; the next run tries again from scratch.
             install_log = env_dir / "install.log"
-            keep = install_log.read_bytes() if install_log.exists() else b""
+            keep = install_log.read_bytes() if install_log.is_file() and not install_log.is_symlink() else b""
             remove_env(env_dir)
             env_dir.mkdir(parents=True, exist_ok=True)
             (env_dir / "install.log").write_bytes(keep)
@@ -381,6 +382,7 @@ class BuildContext:
             readable=[*toolchain.runtime_paths(), *sandboxes.local_package_sources()],
             writable=[self.env_dir],
             network="registry",
+            protected=[self.log],  # the watcher appends to it: the build must not swap it for a link
         )
 
     def run(self, step: str, command: list[str], *, cwd: Path, env: dict[str, str], shown: str | None = None) -> bool:

@@ -115,9 +115,11 @@ class Sandbox:
         hidden: Iterable[str | os.PathLike[str]] = (),
         resolv_conf: str | None = None,
         extra: Sequence[str] = (),
+        protected: Iterable[str | os.PathLike[str]] = (),
     ) -> list[str]:
         """`command` inside a room with no network but its own loopback (unchanged when there is none).
-        `readable` folders are bound read-only, `writable` ones read-write, `hidden` paths inside them masked."""
+        `readable` folders are bound read-only, `writable` ones read-write, `hidden` paths inside them masked;
+        `protected` files inside a writable folder (the watcher's own log there) stay read-only and in place."""
         if not self.active:
             return list(command)
         assert self.bwrap is not None
@@ -138,6 +140,9 @@ class Sandbox:
         for path in rw:
             args += ["--bind", str(path), str(path)]
         bound = [*ro, *rw]
+        for path in (Path(p) for p in protected):
+            if path.is_file() and not path.is_symlink():
+                args += ["--ro-bind", str(path), str(path)]
         for path in (Path(p) for p in hidden):
             if any(_inside(path, b) for b in bound) and path.exists():
                 args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
@@ -159,11 +164,12 @@ class Sandbox:
         writable: Iterable[str | os.PathLike[str]] = (),
         hidden: Iterable[str | os.PathLike[str]] = (),
         network: Network = "none",
+        protected: Iterable[str | os.PathLike[str]] = (),
     ) -> Launcher:
         """How a step's command is started: inside a room when the sandbox is active, else as it is."""
         if not self.active:
             return Launcher()
-        return Room(self, tuple(readable), tuple(writable), tuple(hidden), network)
+        return Room(self, tuple(readable), tuple(writable), tuple(hidden), network, tuple(protected))
 
     def hand_over(self, folder: Path) -> None:
         """Let the room's user write `folder` (the environment being built): chown to it when we are root."""
@@ -223,6 +229,7 @@ class Room(Launcher):
     writable: tuple[str | os.PathLike[str], ...]
     hidden: tuple[str | os.PathLike[str], ...]
     network: Network
+    protected: tuple[str | os.PathLike[str], ...] = ()
     helpers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _resolv: str | None = None
 
@@ -241,6 +248,7 @@ class Room(Launcher):
             hidden=self.hidden,
             resolv_conf=self._resolv,
             extra=extra,
+            protected=self.protected,
         )
         passed = tuple(popen.pop("pass_fds", ())) + (info_w, block_r)
         try:
