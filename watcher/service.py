@@ -321,6 +321,12 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     (log.error if destination.degraded else log.warning if destination.sink == "console" else log.info)(
         "notices go to: %s", destination.reason
     )
+    from watcher.suites import sandbox
+
+    boundary = sandbox.self_check(loaded.config.suites.sandbox)  # the run boundary, said once at start
+    (log.info if boundary["mode"] == "bubblewrap" else log.error if not boundary["ok"] else log.warning)(
+        "run boundary: %s", boundary["text"]
+    )
     endpoint = loaded.config.http
     if endpoint.enabled or port is not None:
         from watcher.web.access import resolve_access
@@ -365,7 +371,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
         from watcher.web.context import WebContext, known_secrets
 
         slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
-        readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination)
+        readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination, boundary)
         pages = WebContext(loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
         routes, middleware = web_parts(pages, access)
         app = build_app(readiness, [*routes, *(slack.routes() if slack else [])], middleware)

@@ -24,9 +24,10 @@ from watcher.evaluation.compare import ERROR, compare
 from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
 from watcher.evaluation.providers import make_provider, mask
 from watcher.evaluation.tasks import Task, load_tasks
+from watcher.suites import sandbox
 from watcher.suites.env import prepare_env
 from watcher.suites.process import ServerProcess, free_port, scrubbed_env
-from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, version_refusal
+from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, server_room_paths, version_refusal
 
 log = logging.getLogger(__name__)
 REPORT_FILE = "evaluation.json"
@@ -69,6 +70,9 @@ def built_sides(
         )
     secrets = secret_env_names(config)
     package = sdk_package_of(config, server)
+    boundary = sandbox.choose(config.suites.sandbox)
+    if boundary.refused:  # the same run boundary as the suites: never start a server outside it
+        raise SideError(boundary.reason)
     with contextlib.ExitStack() as stack:
         targets: dict[str, ServerTarget] = {}
         for side, version in versions.items():
@@ -84,12 +88,14 @@ def built_sides(
                 timeout=server.timeouts.install,
                 secret_names=secrets,
                 cancel=cancel,
+                boundary=boundary,
             )
             if not env.ok:
                 raise SideError(f"{package} {version} would not install: {env.error}")
             if server.transport == "http":
                 child = scrubbed_env(secret_names=secrets, extra=server.env, path_prepend=env.bin_dirs)
                 port = free_port()
+                readable, hidden = server_room_paths(loaded, env)
                 process = stack.enter_context(
                     ServerProcess(
                         resolve_command(server.start, env, port),
@@ -99,6 +105,7 @@ def built_sides(
                         transport="http",
                         http_path=server.http_path,
                         port=port,
+                        launcher=boundary.room(readable=readable, hidden=hidden),
                     )
                 )
                 progress.stage(f"{side}: starting the server under {package} {version}")
@@ -107,7 +114,10 @@ def built_sides(
                     raise SideError(f"the server did not start under {package} {version}: {started.error}")
                 targets[side] = ServerTarget(version, url=process.url)
             else:
-                command = resolve_command(server.start, env, None)
+                readable, hidden = server_room_paths(loaded, env)
+                command = boundary.wrap(
+                    resolve_command(server.start, env, None), cwd=env.project_dir, readable=readable, hidden=hidden
+                )
                 targets[side] = stdio_target(loaded, server, version, command, env.project_dir, env.bin_dirs)
         yield targets
 

@@ -69,6 +69,21 @@ def resolve_command(start: Sequence[str], env: EnvResult, port: int | None) -> l
     return args
 
 
+def server_room_paths(loaded: LoadedConfig, env: EnvResult) -> tuple[list[str | Path], list[str | Path]]:
+    """A server's room: its environment's folder (sealed, read-only) and the runtime it runs on are read;
+    the state folder and the secret files are masked should they lie inside one of those."""
+    config = loaded.config
+    readable: list[str | Path] = [Path(env.project_dir).parent, *env.bin_dirs, *toolchain.runtime_paths()]
+    slack = config.slack
+    hidden: list[str | Path] = [
+        loaded.resolve(config.state).parent,
+        *(f for f in (slack.token_file, slack.webhook_file) if f),
+    ]
+    if config.http.auth_token_file:
+        hidden.append(config.http.auth_token_file)
+    return readable, hidden
+
+
 def _worst(*verdicts: str) -> str:
     return max(verdicts, key=lambda v: _RANK[v])
 
@@ -193,6 +208,7 @@ class _Run:
             secret_names=self.secret_names,
             cancel=self.cancel,
             prepare=self.server.prepare,
+            boundary=self.sandbox,
         )
         env.seconds = time.monotonic() - began  # waiting for a pre-build is build time too
         return env
@@ -203,41 +219,37 @@ class _Run:
             self._granted = granted_env(self.loaded, self.server, vault.environ())
         return self._granted
 
-    def sandboxed(self, command: list[str], env: EnvResult, *, network: bool) -> list[str]:
-        """The server's command inside the sandbox (unchanged when there is none): it sees its environment's
-        folder and the tools it runs on, never the state folder or the secret files."""
-        readable: list[str | Path] = [Path(env.project_dir).parent, *env.bin_dirs, toolchain.base_prefix()]
-        if self.server.language == "typescript" or command[0] == toolchain.node():
-            readable.append(toolchain.node_root())
-        slack = self.config.slack
-        hidden: list[str | Path] = [
-            self.loaded.resolve(self.config.state).parent,
-            *(f for f in (slack.token_file, slack.webhook_file) if f),
-        ]
-        if self.config.http.auth_token_file:
-            hidden.append(self.config.http.auth_token_file)
-        return self.sandbox.wrap(command, cwd=env.project_dir, readable=readable, hidden=hidden, network=network)
+    def room_paths(self, env: EnvResult) -> tuple[list[str | Path], list[str | Path]]:
+        """What a server's room reads (its sealed environment and the tools it runs on) and what is masked."""
+        return server_room_paths(self.loaded, env)
+
+    def sandboxed(self, command: list[str], env: EnvResult) -> list[str]:
+        """A stdio server's command inside a room with no network (unchanged when there is no sandbox)."""
+        readable, hidden = self.room_paths(env)
+        return self.sandbox.wrap(command, cwd=env.project_dir, readable=readable, hidden=hidden)
 
     def start_server(self, env: EnvResult, log_dir: Path) -> ServerProcess:
         port = free_port() if self.server.transport == "http" else None
         child = scrubbed_env(
             secret_names=self.secret_names, extra=self.server.env, path_prepend=env.bin_dirs, granted=self.granted()
         )
+        readable, hidden = self.room_paths(env)
         return ServerProcess(
-            self.sandboxed(resolve_command(self.server.start, env, port), env, network=port is not None),
+            resolve_command(self.server.start, env, port),
             cwd=env.project_dir,
             env=child,
             log_dir=log_dir,
             transport=self.server.transport,
             http_path=self.server.http_path,
             port=port,
+            launcher=self.sandbox.room(readable=readable, hidden=hidden),
         )
 
     def snapshot_target(self, server: ServerProcess, env: EnvResult) -> SnapshotTarget:
         if server.url:
             return SnapshotTarget(url=server.url)
         return SnapshotTarget(
-            command=self.sandboxed(resolve_command(self.server.start, env, None), env, network=False),
+            command=self.sandboxed(resolve_command(self.server.start, env, None), env),
             env=server.child_env.env,
             cwd=env.project_dir,
             private_env=server.child_env.granted,
@@ -326,6 +338,7 @@ class _Run:
                 timeout=self.server.timeouts.install,
                 secret_names=self.secret_names,
                 cancel=self.cancel,
+                boundary=self.sandbox,
             )
         except (ConformanceError, ToolMissing) as exc:
             self.check_cancel()
