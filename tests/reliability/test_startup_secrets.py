@@ -103,11 +103,15 @@ def _race(tmp_path: Path, command: list[str], starts: int) -> tuple[int, int, in
 
 
 def test_a_same_user_poller_never_reads_the_token_once_the_cli_imports_begin(tmp_path: Path):
-    early, late, _, _ = _race(tmp_path, [str(_console_script()), "--help"], STARTS)
+    # `status` reads a configuration (pydantic's core mapped: the "late" mark); `--help` no longer imports it.
+    (tmp_path / "state").mkdir()
+    config = tmp_path / "watcher.yaml"
+    config.write_text("state: state/watcher.db\n")
+    early, late, _, _ = _race(tmp_path, [str(_console_script()), "--config", str(config), "status"], STARTS)
     assert late == 0, f"the token was readable during the CLI's imports in {late} of {STARTS} starts"
     # The same poller against the old entry (the CLI first, the seal after its imports) does see it late.
-    old = [sys.executable, "-c", "from watcher.cli import main; raise SystemExit(main())", "--help"]
-    _, old_late, _, _ = _race(tmp_path, old, 3)
+    old = [sys.executable, "-c", "from watcher.cli import main; raise SystemExit(main())", "--config", str(config)]
+    _, old_late, _, _ = _race(tmp_path, [*old, "status"], 3)
     assert old_late >= 1
 
 
