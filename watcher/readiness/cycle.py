@@ -113,6 +113,10 @@ def check_readiness(
     _windows(store, spec.revisions)
     targets = new_sets(config, list(suite.sets), spec.calendar, spec.revisions, today)
     results: dict[str, Any] = store.get_kv(KV_RESULTS) or {}
+    released = {r.revision for r in spec.revisions if not r.prerelease}
+    for set_name in [n for n, stored in results.items() if stored.get("revision") in released]:
+        del results[set_name]  # the revision is out: its readiness window closed
+        store.set_kv(KV_RESULTS, results)
     for target in targets:
         summary["sets"][target.set_name] = target.revision
         _run_target(loaded, store, suite, target, results, runner, summary)
