@@ -9,23 +9,29 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 import yaml
+from starlette.testclient import TestClient
 
 from tests.fakes.registry_server import FakeRegistry, serve_registry
 from tests.readiness.helpers import pack_suite, publish
 from tests.suites.helpers import CONFORMANCE, ROOT, library_server, library_ts_server
 from watcher.clock import START_VARIABLE
 from watcher.config import LoadedConfig, load_config
+from watcher.health import Readiness as ServiceReadiness
+from watcher.health import build_app
 from watcher.readiness.cycle import KV_RESULTS, check_readiness
 from watcher.readiness.suite import SUITE_SOURCE
 from watcher.readiness.view import collect_readiness, digest_line
 from watcher.store import Store
 from watcher.store_schema import VersionRow
 from watcher.suites.conformance import ensure_conformance
+from watcher.web.access import Access
+from watcher.web.app import web_parts
+from watcher.web.context import WebContext
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("readiness-e2e"), pytest.mark.timeout(600)]
 TODAY = date(2026, 12, 1)
@@ -137,6 +143,25 @@ def test_new_suite_version_starts_readiness_runs_for_every_server(
     notices = [r for r in store.outbox() if r["kind"] == "readiness"]
     assert [n["key"] for n in notices] == ["readiness:2027-03-30:books"]
     assert "library" in notices[0]["text"] and "not yet testable" in notices[0]["text"]
+
+    # The page: its own view with the per-server list, a line on `/`, and the same figures in /api/status.
+    ctx = WebContext(loaded, store, now=lambda: datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
+    app = build_app(ServiceReadiness(store, 30, ctx.now(), lambda: True), *web_parts(ctx, Access(None, False)))
+    with TestClient(app) as client:
+        view = client.get("/readiness").text
+        index = client.get("/").text
+        api = client.get("/api/status").json()
+    assert 'data-server="library" data-status="' + library["status"] in view
+    assert 'data-server="library-ts" data-status="not_testable"' in view
+    assert "Projected release 2027-03-30 (in 119 days)" in view
+    for item in library["to_fix"]:
+        assert item["scenario"] in view
+    assert f"Ready for 2027-03-30: {int(not fix)} of 2 servers" in index
+    [shown] = api["readiness"]
+    figures = (shown["revision"], shown["ready"], shown["total"], shown["days_left"])
+    assert figures == ("2027-03-30", int(not fix), 2, 119)
+    statuses = {s["server"]: s["status"] for s in shown["servers"]}
+    assert statuses == {"library": library["status"], "library-ts": "not_testable"}
 
     # The same suite and SDK again: a conditional poll, no run, nothing new for the team.
     third = check_readiness(loaded, store, today=TODAY)

@@ -10,6 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from watcher.notify.blocks import safe_url
 from watcher.readiness.plan import cli_arguments
 from watcher.suites import conformance, toolchain
 from watcher.suites.conformance import FAILING, Baseline, ConformanceTool, collect_checks, evaluate
@@ -23,7 +24,8 @@ def to_fix(results: dict[str, list[dict[str, Any]]], failing: list[str]) -> list
     for scenario in sorted(failing):
         checks = results.get(scenario) or []
         bad = [c for c in checks if c.get("status") in FAILING]
-        links = sorted({str(ref["url"]) for c in bad for ref in c.get("specReferences") or [] if ref.get("url")})
+        urls = (safe_url(str(ref.get("url") or "")) for c in bad for ref in c.get("specReferences") or [])
+        links = sorted({u for u in urls if u})  # only http(s) addresses reach a page or a notice
         message = next((str(c.get("errorMessage") or c.get("description") or "") for c in bad), "")
         items.append(
             {
