@@ -21,11 +21,13 @@ from tests.readiness.helpers import pack_suite, publish
 from tests.suites.helpers import CONFORMANCE, ROOT, library_server, library_ts_server
 from watcher.clock import START_VARIABLE
 from watcher.config import LoadedConfig, load_config
+from watcher.digest.build import build_digest
+from watcher.digest.markdown import render_markdown
 from watcher.health import Readiness as ServiceReadiness
 from watcher.health import build_app
-from watcher.readiness.cycle import KV_RESULTS, check_readiness
+from watcher.readiness.cycle import check_readiness
 from watcher.readiness.suite import SUITE_SOURCE
-from watcher.readiness.view import collect_readiness, digest_line
+from watcher.readiness.view import KV_RESULTS, collect_readiness, digest_line
 from watcher.store import Store
 from watcher.store_schema import VersionRow
 from watcher.suites.conformance import ensure_conformance
@@ -139,6 +141,10 @@ def test_new_suite_version_starts_readiness_runs_for_every_server(
     if fix:
         expected += ", 1 not yet testable"
     assert digest_line(revision, "books") == expected
+
+    digest = build_digest(loaded, store, "books", TODAY)
+    assert digest.readiness == [f"{expected} (projected release 2027-03-30, in 119 days)"]
+    assert f"**Readiness:** {expected}" in render_markdown(digest)
 
     notices = [r for r in store.outbox() if r["kind"] == "readiness"]
     assert [n["key"] for n in notices] == ["readiness:2027-03-30:books"]

@@ -141,6 +141,8 @@ class Digest:
     """Those of them that are actual releases."""
     problems: list[str]
     """What the reader must know about the data itself (registry unreadable, rows unresolved…)."""
+    readiness: list[str] = field(default_factory=list)
+    """One line per upcoming revision with a readiness run (sections.readiness)."""
 
     @property
     def deprecated(self) -> list[Feature]:

@@ -24,15 +24,14 @@ from watcher.readiness.judge import readiness_step
 from watcher.readiness.notices import team_readiness_notice
 from watcher.readiness.plan import Target, new_sets, rc_targets, sdk_version_for
 from watcher.readiness.suite import SUITE_SOURCE, SuiteVersion, inspect, install, poll_suite, suite_package
+from watcher.readiness.view import KV_RESULTS, KV_WINDOWS
+from watcher.spec.revisions import SpecRevision
 from watcher.store import Store
 from watcher.suites.runner import ServerStep, run_step
 from watcher.timefmt import iso, today_utc, utcnow
 from watcher.versions import sort_key
 
 log = logging.getLogger(__name__)
-KV_RESULTS = "readiness:results"
-KV_WINDOWS = "readiness:windows"
-"""Revision → how its readiness window opened (an RC tag), while it is open."""
 
 StepRunner = Callable[[LoadedConfig, str, str, ServerStep], dict[str, Any]]
 
@@ -110,13 +109,9 @@ def check_readiness(
         summary.update(ok=False, error=f"suite {newest}: {suite.error}")
         return summary
     spec = load_spec_view(config, store, today)
-    _windows(store, spec.revisions)
+    update_windows(store, spec.revisions)
     targets = new_sets(config, list(suite.sets), spec.calendar, spec.revisions, today)
-    results: dict[str, Any] = store.get_kv(KV_RESULTS) or {}
-    released = {r.revision for r in spec.revisions if not r.prerelease}
-    for set_name in [n for n, stored in results.items() if stored.get("revision") in released]:
-        del results[set_name]  # the revision is out: its readiness window closed
-        store.set_kv(KV_RESULTS, results)
+    results = close_released(store, spec.revisions)
     for target in targets:
         summary["sets"][target.set_name] = target.revision
         _run_target(loaded, store, suite, target, results, runner, summary)
@@ -126,7 +121,17 @@ def check_readiness(
     return summary
 
 
-def _windows(store: Store, revisions: list[Any]) -> None:
+def close_released(store: Store, revisions: list[SpecRevision]) -> dict[str, Any]:
+    """Drop the results of revisions that are out (their readiness window closed); the rest, as stored."""
+    results: dict[str, Any] = store.get_kv(KV_RESULTS) or {}
+    released = {r.revision for r in revisions if not r.prerelease}
+    kept = {name: stored for name, stored in results.items() if stored.get("revision") not in released}
+    if kept != results:
+        store.set_kv(KV_RESULTS, kept)
+    return kept
+
+
+def update_windows(store: Store, revisions: list[SpecRevision]) -> None:
     """A spec RC opens its revision's readiness window; the final release closes it."""
     open_now = {
         rev: next(r.tag for r in revisions if r.revision == rev and r.prerelease) for rev in rc_targets(revisions)

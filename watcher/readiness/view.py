@@ -11,10 +11,13 @@ from datetime import date
 from typing import Any
 
 from watcher.config import WatcherConfig
-from watcher.readiness.cycle import KV_RESULTS, KV_WINDOWS
 from watcher.store import Store
 
 STATES = ("ready", "to_fix", "not_testable")
+KV_RESULTS = "readiness:results"
+"""Set → {revision, release, servers: {server: entry}} (written by watcher.readiness.cycle)."""
+KV_WINDOWS = "readiness:windows"
+"""Revision → the spec RC tag that opened its readiness window, while it is open."""
 
 
 @dataclass(frozen=True)
