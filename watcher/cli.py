@@ -28,6 +28,7 @@ from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination
 from watcher.notify.resend import requeue_failed, resend_console
 from watcher.poller import PollResult, poll_all
+from watcher.readiness.commands import register as register_readiness_command
 from watcher.service import run_service
 from watcher.spec.commands import register as register_spec_commands
 from watcher.status import collect_status, render_status
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_suite_commands(sub)
     register_digest_command(sub)
     register_evaluation_command(sub)
+    register_readiness_command(sub)
     return parser
 
 
