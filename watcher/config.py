@@ -77,6 +77,9 @@ class Team(_Strict):
     spec_news: bool = True
     digest: bool = True
     contract: ContractSettings = Field(default_factory=ContractSettings)
+    slack_usergroup: str | None = Field(default=None, pattern=r"^S[A-Z0-9]+$")
+    """A Slack user group id (S…) whose members may act on the team's servers from Slack, besides the
+    members of its channel (watcher.slackapp)."""
 
 
 class SlackSettings(_Strict):
@@ -92,6 +95,12 @@ class SlackSettings(_Strict):
     timeout_seconds: float = Field(default=30, gt=0)
     max_retry_after_seconds: float = Field(default=10, ge=0)
     """A 429 asking for a longer wait is not waited for: the notice stays queued for the next pass."""
+    app_token_env: str | None = "SLACK_APP_TOKEN"
+    """The app-level token (xapp-…) for Socket Mode (watcher.slackapp)."""
+    app_token_file: str | None = None
+    signing_secret_env: str | None = "SLACK_SIGNING_SECRET"
+    """The signing secret for interactivity over HTTP at POST /slack/events (watcher.slackapp)."""
+    signing_secret_file: str | None = None
 
 
 class Schedule(_Strict):
@@ -339,6 +348,8 @@ class Server(_Strict):
     """The team's accept file for contract changes (YAML; see docs/suites.md), relative to the config's folder."""
     contract: ContractSettings = Field(default_factory=ContractSettings)
     """Severity overrides for this server, over its team's."""
+    client_profiles: list[str] = Field(default_factory=lambda: ["typical", "none"], min_length=1)
+    """The client-capability profiles its contract is snapshotted under (the first is the main one)."""
     requirements: list[str] = Field(default_factory=lambda: ["2026-07-28", "2025-11-25"])
     expected_failures: str | None = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
@@ -349,6 +360,14 @@ class Server(_Strict):
     """Variables the server needs, passed from the watcher's own environment (read at run time)."""
     env_files: dict[str, str] = Field(default_factory=dict)
     """Variable name → a file holding its value (read at run time; surrounding whitespace dropped)."""
+
+    @field_validator("client_profiles")
+    @classmethod
+    def _known_profiles(cls, value: list[str]) -> list[str]:
+        from watcher.contract.snapshot import distinct_profiles  # late: the config loads without the contract package
+
+        distinct_profiles(value)
+        return value
 
     @field_validator("env_from")
     @classmethod
@@ -435,6 +454,8 @@ class HttpEndpoint(_Strict):
     """True: serve the status pages on a non-loopback host without a token (a deliberate choice)."""
     metrics_need_token: bool = False
     """True: /metrics asks for the token too where the pages do (/healthz and /readyz never do)."""
+    public_url: str | None = Field(default=None, pattern=r"^https?://")
+    """Where people reach the pages (e.g. https://watcher.example.org): Slack buttons link there."""
 
 
 class LogSettings(_Strict):
@@ -475,7 +496,16 @@ class WatcherConfig(_Strict):
             if sdk not in sdk_names:
                 raise _RefError(("schedule", "window_sdks", j), f"unknown SDK {sdk!r}; configured: {sdk_names}")
         forbidden = secret_env_names(self)
-        slack_files = {f for f in (self.slack.token_file, self.slack.webhook_file) if f}
+        slack_files = {
+            f
+            for f in (
+                self.slack.token_file,
+                self.slack.webhook_file,
+                self.slack.app_token_file,
+                self.slack.signing_secret_file,
+            )
+            if f
+        }
         secret_files = set(slack_files)
         for server in self.servers:
             executor_file = server.executor.token_file if isinstance(server.executor, GitHubActionsExecutor) else None
@@ -724,13 +754,28 @@ def _nearest_line(loc: tuple[str | int, ...], lines: dict[tuple[str | int, ...],
 class SlackCredentials:
     token: str | None = None
     webhook_url: str | None = None
+    app_token: str | None = None
+    """Socket Mode's app-level token (xapp-…)."""
+    signing_secret: str | None = None
+    """The secret Slack signs HTTP requests with."""
 
     @property
     def any(self) -> bool:
         return bool(self.token or self.webhook_url)
 
+    @property
+    def interactive(self) -> bool:
+        """Buttons and the slash command work: a bot token and a way to hear Slack (Socket Mode or HTTP)."""
+        return bool(self.token and (self.app_token or self.signing_secret))
+
     def __repr__(self) -> str:  # never print a secret, even by accident
-        return f"SlackCredentials(token={'set' if self.token else None}, webhook={'set' if self.webhook_url else None})"
+        def shown(value: str | None) -> str | None:
+            return "set" if value else None
+
+        return (
+            f"SlackCredentials(token={shown(self.token)}, webhook={shown(self.webhook_url)}, "
+            f"app_token={shown(self.app_token)}, signing_secret={shown(self.signing_secret)})"
+        )
 
 
 def slack_credentials(settings: SlackSettings, environ: Mapping[str, str] | None = None) -> SlackCredentials:
@@ -749,6 +794,8 @@ def slack_credentials(settings: SlackSettings, environ: Mapping[str, str] | None
     return SlackCredentials(
         token=read(settings.token_env, settings.token_file),
         webhook_url=read(settings.webhook_env, settings.webhook_file),
+        app_token=read(settings.app_token_env, settings.app_token_file),
+        signing_secret=read(settings.signing_secret_env, settings.signing_secret_file),
     )
 
 
@@ -759,6 +806,8 @@ def secret_env_names(config: WatcherConfig) -> set[str]:
         for n in (
             config.slack.token_env,
             config.slack.webhook_env,
+            config.slack.app_token_env,
+            config.slack.signing_secret_env,
             config.spec.github_token_env,
             config.http.auth_token_env,
         )

@@ -14,6 +14,8 @@ import httpx
 
 from watcher.config import LoadedConfig, SdkSource, Team, WatcherConfig
 from watcher.notify import keys
+from watcher.slackapp.buttons import alert_buttons, with_actions
+from watcher.slackapp.records import muted_until
 from watcher.source_alerts import check_sources
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
@@ -239,7 +241,13 @@ def _notify_teams(store: Store, config: WatcherConfig, release: dict[str, Any]) 
     for team in config.teams:
         if not interested(team, config, release):
             continue
-        text, blocks = release_notice(release, servers_to_run(config, team.name, release))
+        if release["prerelease"] and muted_until(store, team.name, release["sdk"], utcnow()):
+            log.info("%s %s: muted for team %s from Slack", release["sdk"], release["version"], team.name)
+            continue
+        servers = servers_to_run(config, team.name, release)
+        text, blocks = release_notice(release, servers)
+        buttons = alert_buttons(config, team.name, release["sdk"], release["version"], release["prerelease"], servers)
+        blocks = with_actions(blocks, buttons)
         store.enqueue(
             Notice(
                 key=keys.release_alert(release["sdk"], release["version"], team.name),

@@ -12,6 +12,7 @@ from typing import Any
 from watcher.config import LoadedConfig
 from watcher.notify import keys
 from watcher.notify.blocks import VERDICT_ICONS, context, escape, safe_url, section
+from watcher.slackapp.buttons import result_buttons, with_actions
 from watcher.store import Notice
 
 MAX_LISTED = 10
@@ -198,9 +199,11 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     return "\n".join(text_lines), blocks
 
 
-def result_notice(loaded: LoadedConfig, report: dict[str, Any]) -> Notice:
-    """The result as a reply in the thread of the beta's alert for the server's team."""
+def result_notice(loaded: LoadedConfig, report: dict[str, Any], stored_id: int | None = None) -> Notice:
+    """The result as a reply in the thread of the beta's alert for the server's team; ``stored_id`` (the run's
+    row, its page /runs/<id>) gives it the Accept… and Open run buttons when Slack can answer them."""
     text, blocks = render(report)
+    blocks = with_actions(blocks, result_buttons(loaded.config, report, stored_id))
     return beta_thread_reply(
         loaded, report["server"], report["sdk_version"], keys.suite_result, "suite_result", text, blocks
     )

@@ -245,7 +245,11 @@ class _Run:
         """Snapshot both eras; raises when no era could be read (an era the server refuses is fine)."""
         out_dir.mkdir(parents=True, exist_ok=True)
         summary = take_snapshot_sync(
-            self.snapshot_target(server, env), out_dir, era="both", timeout=self.server.timeouts.snapshot
+            self.snapshot_target(server, env),
+            out_dir,
+            era="both",
+            timeout=self.server.timeouts.snapshot,
+            client_profile_name=self.server.client_profiles,
         )
         eras = (summary or {}).get("eras") or {}
         failed = {era: info.get("status") for era, info in eras.items() if str(info.get("status")).startswith("error")}
@@ -412,13 +416,16 @@ class _Run:
         """The team's and the server's severity overrides, then the server's accept file: accepted changes
         move under `accepted` and no longer fail the run."""
         from watcher.contract.accept import apply_acceptance, apply_levels, load_accept_file
+        from watcher.slackapp.accepts import annotate, slack_accepts_with
 
         team = next((t for t in self.loaded.config.teams if t.name == self.server.team), None)
         levels: dict[str, str] = {**(team.contract.levels if team else {}), **self.server.contract.levels}
         diff = apply_levels(diff, levels)
-        if self.server.accept:
-            diff = apply_acceptance(diff, load_accept_file(self.repo_path(self.server.accept)), today_utc())
-        return diff
+        file = load_accept_file(self.repo_path(self.server.accept)) if self.server.accept else None
+        merged = slack_accepts_with(self.loaded, self.server.name, file)  # one list: the file's, then Slack's
+        if merged.accept.entries or file is not None:
+            diff = apply_acceptance(diff, merged.accept, today_utc())
+        return annotate(diff, merged)
 
     def baseline_snapshot(self, candidate: Path) -> tuple[Path, str]:
         """The stored snapshot, or one taken the same way under baseline_sdk_version (cached)."""

@@ -22,6 +22,7 @@ from watcher.config import ConfigError, LoadedConfig
 from watcher.evaluation.notices import evaluation_notice
 from watcher.evaluation.trigger import after_suite_run
 from watcher.notify import keys
+from watcher.slackapp.records import result_after_slack
 from watcher.store import Store
 from watcher.store_schema import RunRow
 from watcher.suites.executors import execute
@@ -123,13 +124,18 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
         return outcome
     store.finish_run(run["id"], report["verdict"], report, seconds)
     try:
-        notice = result_notice(loaded, report)
+        notice = result_notice(loaded, report, run["id"])
         if keys.is_baseline_trigger(run.get("trigger")):
             # A first look at an SDK the watcher just started following: no beta alert to reply to.
             notice = dataclasses.replace(notice, thread_of=None)
     except ConfigError as exc:
         log.warning("no notice for run %s: %s", run["id"], exc, extra={"server": run["server"], "run_id": run["id"]})
         return outcome
+    slack_notice = result_after_slack(store, notice, run["sdk"], run.get("trigger"), clock.now())
+    if slack_notice is None:
+        log.info("result of run %s not sent: %s is muted for team %s from Slack", run["id"], run["sdk"], notice.team)
+        return outcome
+    notice = slack_notice
     store.enqueue(notice)
     outcome["notice"] = notice.key
     if evaluation is not None:
