@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import pytest
+
 from tests.suites.helpers import check, library_server, library_ts_server, write_config
 from watcher.config import LoadedConfig
 from watcher.readiness.candidate import differences
@@ -155,3 +157,24 @@ def test_a_candidate_suite_that_judges_a_server_apart_is_reported_once_with_both
     assert candidate_notice(store, loaded.config, "library", *names, lines) == 0
     [row] = [r for r in store.outbox() if r["kind"] == "readiness-candidate"]
     assert "0.2.0-alpha.13 judges library differently from 0.2.0-alpha.12" in row["text"]
+
+
+def test_the_readiness_command_prints_what_the_state_holds_offline(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from watcher.cli import main
+
+    loaded, store = setup(tmp_path)
+    item = {"scenario": "tools-call", "checks": ["x"], "message": "no such tool", "spec": ["https://example.org/s"]}
+    entry = {"status": "to_fix", "to_fix": [item], "sdk_version": "2.4.0b1", "suite_version": "0.2.0-alpha.13"}
+    store.set_kv(
+        KV_RESULTS, {"draft": {"revision": "2027-03-30", "release": "2027-03-30", "servers": {"library": entry}}}
+    )
+    store.close()
+    config = str(loaded.path)
+    assert main(["--config", config, "readiness", "--offline", "--today", "2026-12-01"]) == 0
+    out = capsys.readouterr().out
+    assert "2027-03-30: 0 of 2 servers ready, projected release 2027-03-30 (119 days)" in out
+    assert "library (books): 1 to fix; SDK 2.4.0b1, suite 0.2.0-alpha.13" in out
+    assert "- tools-call: no such tool <https://example.org/s>" in out
+    assert "library-ts (books): not yet testable" in out
