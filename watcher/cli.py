@@ -17,6 +17,7 @@ from watcher.digest.commands import register as register_digest_command
 from watcher.errors import ConfigError, SchemaTooNew, StateError
 from watcher.evaluation.commands import register as register_evaluation_command
 from watcher.logs import setup_logging
+from watcher.readiness.commands import register as register_readiness_command
 from watcher.spec.commands import register as register_spec_commands
 from watcher.suites.commands import register as register_suite_commands
 
@@ -75,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_digest_command(sub)
     register_evaluation_command(sub)
     register_backtest_command(sub)
+    register_readiness_command(sub)
     return parser
 
 

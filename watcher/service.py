@@ -33,6 +33,8 @@ from watcher.suites.worker import process_queue, queue_after_poll
 from watcher.timefmt import utcnow
 
 log = logging.getLogger(__name__)
+READINESS_FIRST_MINUTES = 30
+"""The readiness pass's first run after start, at the earliest."""
 
 
 @dataclass
@@ -173,6 +175,18 @@ class Service:
         # Each threaded result goes out as its run finishes, not when the whole queue is done.
         process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.deliver())
 
+    def check_readiness(self) -> None:
+        """The conformance suite polled on the calendar's cadence; new requirement sets run against every server."""
+        from watcher.readiness.cycle import check_readiness
+
+        summary = check_readiness(self.loaded, self.store)
+        log.info("readiness: suite %s, %d run(s)", summary.get("suite_version"), len(summary["runs"]))
+        if summary["ok"]:
+            self.partial.pop("readiness", None)
+        else:
+            self.partial["readiness"] = str(summary.get("error"))
+        self.deliver()
+
     def send_digest(self) -> None:
         queued = send_due_digests(self.loaded, self.store)
         log.info("digest check: %s", f"queued {', '.join(queued)}" if queued else "nothing due")
@@ -273,6 +287,22 @@ class Service:
                 misfire_grace_time=None,
                 **trigger,
             )
+
+        # The suite is polled like an SDK, on the calendar's cadence; not part of `run --once` (its runs are long),
+        # and first a while after start, when the SDK polls have recorded the versions it runs on.
+        cadence = self.cadence()
+        minutes = cadence.window_interval if cadence.in_window else cadence.other_interval
+        scheduler.add_job(
+            self.guarded("readiness", self.check_readiness),
+            id="readiness",
+            name="readiness",
+            trigger="interval",
+            minutes=minutes,
+            next_run_time=datetime.now(UTC) + timedelta(minutes=max(minutes, READINESS_FIRST_MINUTES)),
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=None,
+        )
 
         # The weekly cron job; the catch-up at start follows the first spec poll (see poll_spec).
         register_digest_job(

@@ -15,6 +15,7 @@ from watcher.digest.model import DIGEST_KIND, PERIOD, Digest, Feature, iso_week
 from watcher.digest.sections.changes import SpecView, feature_of, load_spec_view, ordered_rows, spec_changes
 from watcher.digest.sections.exposure import server_findings
 from watcher.digest.sections.outlook import outlook
+from watcher.digest.sections.readiness import readiness_lines
 from watcher.digest.sections.releases import releases_of_period, team_sdks
 from watcher.source_alerts import unchecked_sources
 from watcher.spec.calendar import projected_releases
@@ -76,6 +77,7 @@ def build_digest(
         ),
         problems=problems,
         registry_unknown=spec.registry_unknown,
+        readiness=readiness_lines(config, store, team.name, today),
     )
 
 

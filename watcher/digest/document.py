@@ -315,6 +315,7 @@ def _outlook_lines(digest: Digest) -> list[Line]:
         )
     else:
         lines.append([b("Next earliest removal: "), t("none scheduled (no resolved date ahead)")])
+    lines += [[b("Readiness: "), t(line)] for line in digest.readiness]
     return lines
 
 

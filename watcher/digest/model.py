@@ -143,6 +143,8 @@ class Digest:
     """What the reader must know about the data itself (registry unreadable, rows unresolved…)."""
     registry_unknown: bool = False
     """True: the spec's registry could not be read and no earlier copy exists, so every count is unknown."""
+    readiness: list[str] = field(default_factory=list)
+    """One line per upcoming revision with a readiness run (sections.readiness)."""
 
     @property
     def deprecated(self) -> list[Feature]:

@@ -14,7 +14,7 @@ import shutil
 import threading
 import time
 import traceback
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -534,9 +534,56 @@ def run_check(
     return run.finish(started)
 
 
+class _StepRun(_Run):
+    """Install and start the server as a check does, then run only `step` against its URL (no contract)."""
+
+    def __init__(
+        self, loaded: LoadedConfig, server: Server, sdk_version: str, step: ServerStep, cancel: threading.Event | None
+    ):
+        super().__init__(loaded, server, sdk_version, cancel)
+        self.step = step
+
+    def run_conformance(self, server: ServerProcess) -> None:
+        if server.url is None:
+            self.report["step"] = {"skipped": "the conformance suite tests servers over HTTP only"}
+            return
+        self.report["step"] = self.step(server.url, self.run_dir / "step", self.secret_names, self.cancel)
+
+    def snapshot_candidate(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> bool:
+        return False
+
+
+ServerStep = Callable[[str, Path, set[str], threading.Event | None], dict[str, Any]]
+"""(server URL, a folder for its output, secret names to keep out, cancel) -> the step's result."""
+
+
+def run_step(
+    loaded: LoadedConfig,
+    server_name: str,
+    sdk_version: str,
+    step: ServerStep,
+    *,
+    cancel: threading.Event | None = None,
+) -> dict[str, Any]:
+    """Like run_check, but with `step` in place of the configured sets and the contract (readiness runs).
+
+    The report's `step` holds what the step returned; `verdict` says whether install and start worked.
+    """
+    started = time.monotonic()
+    run = _StepRun(loaded, loaded.config.server(server_name), sdk_version, step, cancel)
+    try:
+        run.run()
+    except Cancelled:
+        run.mark(ERROR, "cancelled")
+    except Exception as exc:  # a bug of ours must not take the worker down; the report keeps the trace
+        run.mark(ERROR, f"internal error: {type(exc).__name__}: {exc}")
+        run.report["traceback"] = traceback.format_exc(limit=8)
+    return run.finish(started)
+
+
 def read_report(run_dir: Path) -> dict[str, Any] | None:
     path = run_dir / REPORT_FILE
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
 
 
-__all__ = ["ERROR", "FAIL", "PASS", "prune_runs", "read_report", "resolve_command", "run_check", "tail"]
+__all__ = ["ERROR", "FAIL", "PASS", "prune_runs", "read_report", "resolve_command", "run_check", "run_step", "tail"]

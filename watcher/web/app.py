@@ -148,6 +148,13 @@ class Pages:
         page = collect_deprecations(self.ctx, self.ctx.now().date())
         return self.render("deprecations.html", page="deprecations", deps=page)
 
+    def readiness(self, request: Request) -> Response:
+        from watcher.readiness.view import collect_readiness
+
+        today = self.ctx.now().date()
+        revisions = collect_readiness(self.ctx.loaded.config, self.ctx.store, today)
+        return self.render("readiness.html", page="readiness", revisions=revisions, today=today.isoformat())
+
     def timeline(self, request: Request) -> Response:
         png = timeline_png(self.ctx, self.ctx.now().date())
         return Response(png, media_type="image/png", headers={"Cache-Control": "no-store"})
@@ -192,6 +199,7 @@ def web_parts(ctx: WebContext, access: Access) -> tuple[list[BaseRoute], list[Mi
         ("/runs/{run_id:int}", pages.run, ["GET"]),
         ("/deprecations", pages.deprecations, ["GET"]),
         ("/deprecations/timeline.png", pages.timeline, ["GET"]),
+        ("/readiness", pages.readiness, ["GET"]),
         ("/login", pages.login, ["GET", "POST"]),
     ]
     routes: list[BaseRoute] = [Route(path, handler, methods=methods) for path, handler, methods in handlers]

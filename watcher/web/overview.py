@@ -11,8 +11,9 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from typing import Any
 
 from watcher.config import Server
 from watcher.figures import SourceFigures, StatusFigures, status_figures
@@ -188,6 +189,8 @@ class Overview:
     """The latest finished runs, of any trigger."""
     outbox: OutboxStatus
     outlook: Outlook
+    readiness: list[dict[str, Any]] = field(default_factory=list)
+    """Per upcoming revision, per server (watcher.readiness.view); `/` shows one line, /readiness the rest."""
 
 
 def trigger_label(trigger: str | None) -> str:
@@ -320,6 +323,7 @@ def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", 
         recent=_refs(ctx.store.run_refs(("done",), LIST_LIMIT // 2, newest_first=True), ages),
         outbox=_outbox(ctx, figures, now),
         outlook=outlook,
+        readiness=readiness_json(ctx, now.date()),
     )
 
 
@@ -485,3 +489,9 @@ def collect_outlook(ctx: WebContext, today: date) -> Outlook:
         next_removal_days=(date.fromisoformat(first) - today).days if first else None,
         next_removal_features=[r["feature"] for r in upcoming if r["earliest_removal"] == first],
     )
+
+
+def readiness_json(ctx: WebContext, today: date) -> list[dict[str, Any]]:
+    from watcher.readiness.view import collect_readiness
+
+    return [r.to_json() for r in collect_readiness(ctx.loaded.config, ctx.store, today)]

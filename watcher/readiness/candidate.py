@@ -1,0 +1,112 @@
+"""A newer suite version tried as a candidate beside the pinned one, for the sets servers already run.
+
+Each server (HTTP, with sets) runs once per candidate version on its baseline SDK version: every configured set
+on the pinned suite and on the candidate, with the server's expected-failures file. A set judged differently
+(passes on one, or fails other scenarios) is reported once to the operators with both results.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from watcher.config import LoadedConfig, Server
+from watcher.errors import ConformanceError, ToolMissing
+from watcher.readiness.notices import candidate_notice
+from watcher.readiness.suite import install
+from watcher.store import Store
+from watcher.suites import conformance
+from watcher.suites.runner import ServerStep
+
+KV_CANDIDATES = "readiness:candidates"
+"""f"{server}@{candidate}" → the comparison, once per server and candidate version."""
+
+
+def differences(pinned: list[dict[str, Any]], candidate: list[dict[str, Any]], names: tuple[str, str]) -> list[str]:
+    """Per set, a line when the two suite versions disagree (the verdict or the failing scenarios)."""
+    lines = []
+    by_set = {r["requirements"]: r for r in pinned}
+    for other in candidate:
+        one = by_set.get(other["requirements"])
+        if one is None:
+            continue
+        if one.get("error") or other.get("error"):
+            if bool(one.get("error")) != bool(other.get("error")):
+                lines.append(
+                    f"{other['requirements']}: {names[0]}: {one.get('error') or 'judged'}; "
+                    f"{names[1]}: {other.get('error') or 'judged'}"
+                )
+            continue
+        a, b = set(one["unexpected_failures"]), set(other["unexpected_failures"])
+        if one["ok"] != other["ok"] or a != b:
+            newly, fixed = sorted(b - a), sorted(a - b)
+            parts = [
+                f"{names[0]} {'passes' if one['ok'] else 'fails'}, {names[1]} {'passes' if other['ok'] else 'fails'}"
+            ]
+            if newly:
+                parts.append(f"{names[1]} fails {', '.join(newly)} which {names[0]} passed")
+            if fixed:
+                parts.append(f"{names[1]} passes {', '.join(fixed)} which {names[0]} failed")
+            lines.append(f"{other['requirements']}: " + "; ".join(parts))
+    return lines
+
+
+def comparison_step(
+    loaded: LoadedConfig, server: Server, tools: tuple[conformance.ConformanceTool, conformance.ConformanceTool]
+) -> ServerStep:
+    configured = loaded.resolve(server.expected_failures) if server.expected_failures else None
+
+    def step(url: str, out_dir: Path, secret_names: set[str], cancel: threading.Event | None) -> dict[str, Any]:
+        both: dict[str, Any] = {}
+        for label, tool in zip(("pinned", "candidate"), tools, strict=True):
+            both[label] = [
+                conformance.run_requirement_set(
+                    tool,
+                    url=url,
+                    revision=revision,
+                    baseline_path=conformance.expected_failures_path(configured, revision),
+                    out_dir=out_dir / label / revision,
+                    timeout=server.timeouts.suite,
+                    secret_names=secret_names,
+                    cancel=cancel,
+                )
+                for revision in server.requirements
+            ]
+        return both
+
+    return step
+
+
+def try_candidate(
+    loaded: LoadedConfig,
+    store: Store,
+    pinned: str,
+    candidate: str,
+    runner: Callable[[LoadedConfig, str, str, ServerStep], dict[str, Any]],
+) -> list[dict[str, Any]]:
+    done: dict[str, Any] = store.get_kv(KV_CANDIDATES) or {}
+    out: list[dict[str, Any]] = []
+    servers = [s for s in loaded.config.servers if s.requirements and s.transport == "http" and s.path]
+    if not servers:
+        return out
+    try:
+        tools = (install(loaded, pinned), install(loaded, candidate))
+    except (ConformanceError, ToolMissing) as exc:
+        return [{"error": f"candidate suite {candidate}: {exc}"}]
+    for server in servers:
+        key = f"{server.name}@{candidate}"
+        if key in done:
+            continue
+        report = runner(loaded, server.name, server.baseline_sdk_version, comparison_step(loaded, server, tools))
+        step = report.get("step") or {}
+        if "pinned" not in step:
+            continue  # the server did not run: no comparison to make (tried again next pass)
+        lines = differences(step["pinned"], step["candidate"], (pinned, candidate))
+        done[key] = {"differences": lines}
+        store.set_kv(KV_CANDIDATES, done)
+        if lines:
+            candidate_notice(store, loaded.config, server.name, pinned, candidate, lines)
+        out.append({"server": server.name, "differences": lines})
+    return out

@@ -1,0 +1,77 @@
+"""One readiness set against one running server: the suite's CLI, then the things to fix with spec links.
+
+Nothing is an expected failure here (the set is new): every failing scored scenario is a thing to fix, named
+with its failing check ids, the first message and the spec links the suite gives (``specReferences``).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from watcher.notify.blocks import safe_url
+from watcher.readiness.plan import cli_arguments
+from watcher.suites import conformance, toolchain
+from watcher.suites.conformance import FAILING, Baseline, ConformanceTool, collect_checks, evaluate
+from watcher.suites.process import run_command, scrubbed_env, tail
+from watcher.suites.runner import ServerStep
+
+
+def to_fix(results: dict[str, list[dict[str, Any]]], failing: list[str]) -> list[dict[str, Any]]:
+    """The failing scenarios of a set, each with its failing checks and their spec links."""
+    items = []
+    for scenario in sorted(failing):
+        checks = results.get(scenario) or []
+        bad = [c for c in checks if c.get("status") in FAILING]
+        urls = (safe_url(str(ref.get("url") or "")) for c in bad for ref in c.get("specReferences") or [])
+        links = sorted({u for u in urls if u})  # only http(s) addresses reach a page or a notice
+        message = next((str(c.get("errorMessage") or c.get("description") or "") for c in bad), "")
+        items.append(
+            {
+                "scenario": scenario,
+                "checks": sorted({str(c.get("id")) for c in bad}),
+                "message": message[:300] or "the suite wrote no results for this scenario",
+                "spec": links,
+            }
+        )
+    return items
+
+
+def judge(results: dict[str, list[dict[str, Any]]], tool: ConformanceTool, set_name: str) -> dict[str, Any]:
+    verdict = evaluate(results, conformance.load_requirement_set(tool, set_name), Baseline(None))
+    fix = to_fix(results, verdict["unexpected_failures"])
+    return {"scenarios": verdict["scenarios"], "passed": verdict["passed"], "to_fix": fix}
+
+
+def readiness_step(tool: ConformanceTool, set_name: str, timeout: float) -> ServerStep:
+    """The step `runner.run_step` runs against the started server."""
+
+    def step(url: str, out_dir: Path, secret_names: set[str], cancel: threading.Event | None) -> dict[str, Any]:
+        results_dir = out_dir / "results"
+        results_dir.mkdir(parents=True, exist_ok=True)
+        command = [toolchain.node(), str(tool.cli), "server", "--url", url, *cli_arguments(set_name)]
+        command += ["-o", str(results_dir)]
+        env = scrubbed_env(secret_names=secret_names, path_prepend=[toolchain.node_bin_dir()]).env
+        run = run_command(
+            command,
+            cwd=out_dir,
+            env=env,
+            timeout=timeout,
+            log_path=out_dir / "stderr.log",
+            stdout_path=out_dir / "stdout.log",
+            cancel=cancel,
+        )
+        base: dict[str, Any] = {"set": set_name, "suite_version": tool.version, "arguments": cli_arguments(set_name)}
+        if run.timed_out or run.cancelled:
+            return {**base, "error": f"the conformance suite {run.describe()}"}
+        results = collect_checks(results_dir)
+        if not results:
+            evidence = tail(out_dir / "stderr.log") or tail(out_dir / "stdout.log")
+            return {**base, "error": f"the conformance suite wrote no results ({run.describe()})", "evidence": evidence}
+        try:
+            return {**base, **judge(results, tool, set_name)}
+        except conformance.ConformanceError as exc:
+            return {**base, "error": str(exc)}
+
+    return step

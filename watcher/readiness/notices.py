@@ -1,0 +1,78 @@
+"""Readiness notices: one thread per team and revision (first known, then each change), and the operators'
+notice when a candidate suite version judges a server differently from the pinned one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from watcher.config import WatcherConfig
+from watcher.notify import keys
+from watcher.notify.blocks import MAX_SECTION_CHARS, clip, context, escape, header, section
+from watcher.spec.watch import operator_targets
+from watcher.store import Notice, Store
+
+
+def describe(entry: dict[str, Any]) -> str:
+    if entry["status"] == "ready":
+        return "ready"
+    if entry["status"] == "to_fix":
+        return f"{len(entry['to_fix'])} to fix"
+    return f"not yet testable ({entry.get('reason', '')})"
+
+
+def team_readiness_notice(
+    store: Store, config: WatcherConfig, team: str, revision: str, release: str, changed: dict[str, dict[str, Any]]
+) -> bool:
+    """One message in the team's readiness thread for `revision` about the servers whose readiness changed."""
+    team_row = next((t for t in config.teams if t.name == team), None)
+    if team_row is None:
+        return False
+    lines = []
+    for server, entry in sorted(changed.items()):
+        head = f"*{escape(server)}*: {describe(entry)} on {escape(entry.get('sdk_version') or '-')}"
+        lines.append(head + f", suite {escape(entry.get('suite_version') or '-')}")
+        for item in entry.get("to_fix", [])[:10]:
+            link = f" ({escape(item['spec'][0])})" if item.get("spec") else ""
+            lines.append(f"  • {escape(item['scenario'])}: {escape(item['message'][:120])}{link}")
+    title = f"Readiness for {revision} (projected release {release})"
+    body = "\n".join(lines)
+    digest = keys.short_hash(
+        repr(sorted((s, describe(e), [i["scenario"] for i in e.get("to_fix", [])]) for s, e in changed.items()))
+    )
+    parent = f"readiness:{revision}:{team}"
+    first = store.outbox_row(parent) is None
+    notice = Notice(
+        key=parent if first else f"{parent}:{digest}",
+        team=team,
+        channel=team_row.slack_channel,
+        kind="readiness",
+        text=clip(f"{title}\n{body}", MAX_SECTION_CHARS),
+        blocks=[header(title), section(clip(body, MAX_SECTION_CHARS))],
+        thread_of=None if first else parent,
+    )
+    return store.enqueue(notice)
+
+
+def candidate_notice(
+    store: Store, config: WatcherConfig, server: str, pinned: str, candidate: str, differences: list[str]
+) -> int:
+    """Operators hear once per (server, candidate version, differences) that the candidate suite judges apart."""
+    title = f"Suite {candidate} judges {server} differently from {pinned}"
+    body = "\n".join(differences)
+    detail = "A suite change or a server bug? Check before moving conformance.package."
+    key = f"readiness:candidate:{candidate}:{server}:{keys.short_hash(body)}"
+    text = escape(f"{title}: {body}\n{detail}")
+    blocks = [header(title), section(escape(clip(body, MAX_SECTION_CHARS))), context(escape(detail))]
+    return sum(
+        store.enqueue(
+            Notice(
+                keys.for_channel(key, channel),
+                team,
+                channel,
+                "readiness-candidate",
+                clip(text, MAX_SECTION_CHARS),
+                blocks,
+            )
+        )
+        for team, channel in operator_targets(config)
+    )

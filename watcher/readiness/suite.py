@@ -1,0 +1,100 @@
+"""The conformance suite as a watched npm source: polled through the npm adapter, each version read once.
+
+Polling goes through the poller (conditional requests, the poll record); the suite is stored under the source
+name ``SUITE_SOURCE`` and no team lists it, so its versions are never release notices. Reading a version installs
+it into the tools environment (``conformance.ensure_conformance``, inside the suites' isolation) and lists the
+``requirements/<set>.yaml`` files it ships with the server scenarios each scores.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from watcher.config import LoadedConfig, SdkSource, secret_env_names
+from watcher.errors import ToolMissing
+from watcher.poller import SourceOutcome, fetch_source, record
+from watcher.store import Store
+from watcher.suites import conformance
+
+SUITE_SOURCE = "conformance-suite"
+KV_INSPECTED = "readiness:suite-versions"
+"""Suite version → {"sets": {set: [scenarios]}} or {"error": ...}: each version is read once."""
+
+
+def suite_package(loaded: LoadedConfig) -> tuple[str, str | None]:
+    """(package name, pinned version) from ``conformance.package``."""
+    return conformance.split_package_spec(loaded.config.conformance.package)
+
+
+def suite_source(loaded: LoadedConfig) -> SdkSource:
+    name, _ = suite_package(loaded)
+    return SdkSource(name=SUITE_SOURCE, registry="npm", package=name, url=loaded.config.conformance.npm_registry)
+
+
+async def poll_suite(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient | None = None) -> SourceOutcome:
+    """One poll of the suite's package; new versions are stored like an SDK's (no team hears of them)."""
+    config = loaded.config
+    source = suite_source(loaded)
+    own = client is None
+    http = client or httpx.AsyncClient(headers={"User-Agent": config.http_client.user_agent}, follow_redirects=True)
+    try:
+        fetched = await fetch_source(http, store, config, source)
+    finally:
+        if own:
+            await http.aclose()
+    return record(store, config, source, fetched.started, fetched.releases, fetched.error, fetched.http)
+
+
+@dataclass(frozen=True)
+class SuiteVersion:
+    version: str
+    sets: dict[str, list[str]]
+    """Requirement set → the server scenarios it scores."""
+    root: Path | None = None
+    error: str | None = None
+
+
+def tools_dir(loaded: LoadedConfig) -> Path:
+    return loaded.resolve(loaded.config.suites.envs_dir) / "_tools"
+
+
+def install(loaded: LoadedConfig, version: str, timeout: float = 600) -> conformance.ConformanceTool:
+    """The suite at `version`, installed once into the tools environment. Raises ConformanceError."""
+    name, _ = suite_package(loaded)
+    return conformance.ensure_conformance(
+        f"{name}@{version}",
+        tools_dir(loaded),
+        registry=loaded.config.conformance.npm_registry,
+        timeout=timeout,
+        secret_names=secret_env_names(loaded.config),
+    )
+
+
+def read_sets(tool: conformance.ConformanceTool) -> dict[str, list[str]]:
+    folder = tool.root / "requirements"
+    sets: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        sets[path.stem] = list(conformance.load_requirement_set(tool, path.stem).scored)
+    return sets
+
+
+def inspect(loaded: LoadedConfig, store: Store, version: str) -> SuiteVersion:
+    """Install and read one suite version (once: the answer is kept in the state)."""
+    seen: dict[str, Any] = store.get_kv(KV_INSPECTED) or {}
+    if version in seen and "sets" in seen[version]:
+        tool = install(loaded, version)  # already installed: the marker makes this a look-up
+        return SuiteVersion(version, seen[version]["sets"], tool.root)
+    try:
+        tool = install(loaded, version)
+        sets = read_sets(tool)
+    except (conformance.ConformanceError, ToolMissing, OSError, ValueError) as exc:
+        seen[version] = {"error": str(exc)}
+        store.set_kv(KV_INSPECTED, seen)
+        return SuiteVersion(version, {}, None, str(exc))
+    seen[version] = {"sets": sets}
+    store.set_kv(KV_INSPECTED, seen)
+    return SuiteVersion(version, sets, tool.root)

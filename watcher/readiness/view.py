@@ -1,0 +1,125 @@
+"""Readiness as the page, `/api/status` and the digest show it: per upcoming revision, per server.
+
+Read from the state only (what the last pass stored): no network, no suite run. A revision whose window an RC
+opened before the suite shipped a set for it lists every server as not yet testable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from datetime import date
+from typing import Any
+
+from watcher.config import WatcherConfig
+from watcher.store import Store
+
+STATES = ("ready", "to_fix", "not_testable")
+KV_RESULTS = "readiness:results"
+"""Set → {revision, release, servers: {server: entry}} (written by watcher.readiness.cycle)."""
+KV_WINDOWS = "readiness:windows"
+"""Revision → the spec RC tag that opened its readiness window, while it is open."""
+
+
+@dataclass(frozen=True)
+class ServerReadiness:
+    server: str
+    team: str
+    status: str
+    """ready · to_fix · not_testable"""
+    to_fix: list[dict[str, Any]]
+    sdk_version: str | None
+    suite_version: str | None
+    reason: str = ""
+
+    @property
+    def label(self) -> str:
+        if self.status == "ready":
+            return "ready"
+        if self.status == "to_fix":
+            return f"{len(self.to_fix)} to fix"
+        return "not yet testable"
+
+
+@dataclass(frozen=True)
+class RevisionReadiness:
+    revision: str
+    release: str
+    days_left: int
+    sets: list[str]
+    opened_by: str | None
+    """The spec RC tag that opened the window, when one did."""
+    servers: list[ServerReadiness] = field(default_factory=list)
+
+    @property
+    def ready(self) -> int:
+        return sum(s.status == "ready" for s in self.servers)
+
+    def of_team(self, team: str) -> list[ServerReadiness]:
+        return [s for s in self.servers if s.team == team]
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ready"] = self.ready
+        data["total"] = len(self.servers)
+        for entry, server in zip(data["servers"], self.servers, strict=True):
+            entry["label"] = server.label
+        return data
+
+
+def collect_readiness(config: WatcherConfig, store: Store, today: date) -> list[RevisionReadiness]:
+    results: dict[str, Any] = store.get_kv(KV_RESULTS) or {}
+    windows: dict[str, str] = store.get_kv(KV_WINDOWS) or {}
+    by_revision: dict[str, dict[str, Any]] = {}
+    for set_name, stored in sorted(results.items()):
+        slot = by_revision.setdefault(stored["revision"], {"release": stored["release"], "sets": [], "servers": {}})
+        slot["sets"].append(set_name)
+        for server, entry in stored["servers"].items():
+            slot["servers"].setdefault(server, entry)  # a dated set and draft for one revision: the first set wins
+    for revision in windows:
+        by_revision.setdefault(revision, {"release": revision, "sets": [], "servers": {}})
+    out = []
+    for revision, slot in sorted(by_revision.items()):
+        servers = []
+        for server in config.servers:
+            entry = slot["servers"].get(server.name)
+            if entry is None:
+                why = "the suite ships no requirement set for this revision yet" if not slot["sets"] else "not run yet"
+                servers.append(ServerReadiness(server.name, server.team, "not_testable", [], None, None, why))
+                continue
+            servers.append(
+                ServerReadiness(
+                    server.name,
+                    server.team,
+                    entry["status"],
+                    list(entry.get("to_fix") or []),
+                    entry.get("sdk_version"),
+                    entry.get("suite_version"),
+                    str(entry.get("reason") or ""),
+                )
+            )
+        release = date.fromisoformat(slot["release"])
+        out.append(
+            RevisionReadiness(
+                revision, slot["release"], (release - today).days, slot["sets"], windows.get(revision), servers
+            )
+        )
+    return out
+
+
+def digest_line(revision: RevisionReadiness, team: str) -> str:
+    """'Ready for 2027-03-30: 12 of 40 servers; yours: 3 to fix' (the team's servers' to-fix items summed)."""
+    mine = revision.of_team(team)
+    head = f"Ready for {revision.revision}: {revision.ready} of {len(revision.servers)} servers"
+    if not mine:
+        return head
+    fix = sum(len(s.to_fix) for s in mine)
+    untestable = sum(s.status == "not_testable" for s in mine)
+    if fix:
+        yours = f"{fix} to fix"
+    elif untestable == len(mine):
+        yours = "not yet testable"
+    else:
+        yours = "ready"
+    if fix and untestable:
+        yours += f", {untestable} not yet testable"
+    return f"{head}; yours: {yours}"
