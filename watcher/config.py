@@ -106,6 +106,8 @@ class Schedule(_Strict):
     """How often the outbox is retried when Slack was unreachable."""
     source_alert_minutes: float = Field(default=360, gt=0)
     """A source failing this long without a break is one operator notice (and one when it recovers)."""
+    repos_minutes: float = Field(default=30, gt=0)
+    """How often the team repositories' `.mcp-watcher.yaml` files are read again (`repos`)."""
 
 
 class HttpSettings(_Strict):
@@ -387,6 +389,18 @@ class LogSettings(_Strict):
     json_format: bool = Field(default=False, alias="json")
 
 
+class TeamRepo(_Strict):
+    """A repository whose `.mcp-watcher.yaml` declares its team's servers (watcher.repos)."""
+
+    git: str = Field(min_length=1)
+    """A clone URL (https://…, ssh://…, file://…) or a local repository path."""
+    team: str
+    ref: str = "HEAD"
+    """The branch, tag or commit the team file and the servers' code are read from; HEAD: the default branch."""
+    token_env: str | None = None
+    """A variable holding a token for git (private repositories); it reaches git only."""
+
+
 class WatcherConfig(_Strict):
     state: str = "state/watcher.db"
     sdks: list[SdkSource] = Field(default_factory=list)
@@ -401,11 +415,16 @@ class WatcherConfig(_Strict):
     digest: DigestSettings = Field(default_factory=DigestSettings)
     http: HttpEndpoint = Field(default_factory=HttpEndpoint)
     log: LogSettings = Field(default_factory=LogSettings)
+    repos: list[TeamRepo] = Field(default_factory=list)
+    """Repositories that declare their servers in a team file (docs/configuration.md#the-team-file)."""
 
     @model_validator(mode="after")
     def _cross_references(self) -> WatcherConfig:
         sdk_names = _unique([s.name for s in self.sdks], "sdks", "name")
         team_names = _unique([t.name for t in self.teams], "teams", "name")
+        for i, repo in enumerate(self.repos):
+            if repo.team not in team_names:
+                raise _RefError(("repos", i, "team"), f"unknown team {repo.team!r}; configured: {team_names}")
         server_names = _unique([s.name for s in self.servers], "servers", "name")
         for i, team in enumerate(self.teams):
             for j, sdk in enumerate(team.sdks):
@@ -706,6 +725,7 @@ def secret_env_names(config: WatcherConfig) -> set[str]:
         if n
     }
     names |= {s.evaluation.key_env() for s in config.servers if s.evaluation is not None}
+    names |= {r.token_env for r in config.repos if r.token_env}
     for server in config.servers:
         names |= {n for n in (server.token_env,) if n}
         if isinstance(server.executor, GitHubActionsExecutor) and server.executor.token_env:

@@ -54,6 +54,12 @@ class Service:
         self.prebuilder: Any = None
         """A watcher.suites.prebuild.Prebuilder while the service runs (None: runs build their own)."""
         self.in_window: bool | None = None
+        self.central = self.loaded
+        """The config file as written; `loaded` adds the team repositories' servers (watcher.repos)."""
+        if self.central.config.repos:
+            from watcher.repos.sync import effective_config
+
+            self.loaded = effective_config(self.central, self.store)
 
     # --- jobs ----------------------------------------------------------------------------------------
 
@@ -161,6 +167,19 @@ class Service:
         # Each threaded result goes out as its run finishes, not when the whole queue is done.
         process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.deliver())
 
+    def sync_repos(self) -> None:
+        """Read the team repositories' files again; their servers (or last good ones) join the config."""
+        from watcher.repos.sync import sync_repos
+
+        result = sync_repos(self.central, self.store)
+        self.loaded = LoadedConfig(config=result.config, path=self.central.path, base_dir=self.central.base_dir)
+        errors = [state.git for state in result.repos if state.error]
+        if errors:
+            self.partial["sync_repos"] = f"{len(errors)} team repository file(s) not usable"
+        else:
+            self.partial.pop("sync_repos", None)
+        self.deliver()
+
     def send_digest(self) -> None:
         queued = send_due_digests(self.loaded, self.store)
         log.info("digest check: %s", f"queued {', '.join(queued)}" if queued else "nothing due")
@@ -171,7 +190,17 @@ class Service:
     def jobs(self) -> list[tuple[str, Callable[[], None], dict[str, Any]]]:
         schedule = self.loaded.config.schedule
         now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.clock)
+        repos: list[tuple[str, Callable[[], None], dict[str, Any]]] = []
+        if self.central.config.repos:
+            repos.append(
+                (
+                    "sync_repos",
+                    self.sync_repos,
+                    {"trigger": "interval", "minutes": schedule.repos_minutes, "next_run_time": now},
+                )
+            )
         return [
+            *repos,
             *self.poll_jobs(now),
             (
                 "poll_spec",

@@ -123,3 +123,13 @@ def spec_unresolved(feature_key: str, removal_text: str, basis: str) -> str:
 def slack_channel_id(channel: str) -> str:
     """The key-value entry that caches the id Slack gave the channel named ``channel`` (``#name``)."""
     return f"slack_channel_id:{channel}"
+
+
+def repo_config_error(git: str, error: str, team: str) -> str:
+    """A team repository's file (or fetch) failing: once per distinct error (the error names the commit)."""
+    return for_team(f"repo-config:{short_hash(git)}:{short_hash(error)}", team)
+
+
+def repo_onboarding(git: str, team: str) -> str:
+    """The one onboarding message of a team repository."""
+    return for_team(f"repo-onboarding:{short_hash(git)}", team)
