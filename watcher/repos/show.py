@@ -1,0 +1,64 @@
+"""The team repositories as `status` shows them: commit in use, servers, what was detected, the error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from watcher.config import WatcherConfig
+from watcher.repos.sync import repo_states
+from watcher.store import Store
+from watcher.suites.checkout import display_url
+
+
+def repos_json(config: WatcherConfig, store: Store) -> list[dict[str, Any]]:
+    return [
+        {
+            "git": display_url(state.git),
+            "team": state.team,
+            "ref": state.ref,
+            "commit": state.commit,
+            "has_file": state.has_file,
+            "checked": state.checked,
+            "servers": [
+                {
+                    "name": s["name"],
+                    "language": s["language"],
+                    "sdk": s["sdk"],
+                    "sdk_package": s.get("sdk_package"),
+                    "baseline_sdk_version": s["baseline_sdk_version"],
+                    "detected": state.detections.get(s["name"]),
+                    "overridden": state.overridden.get(s["name"], []),
+                }
+                for s in state.servers
+            ],
+            "error": state.error,
+        }
+        for state in repo_states(config, store)
+    ]
+
+
+def repos_lines(repos: list[dict[str, Any]]) -> list[str]:
+    if not repos:
+        return []
+    lines = ["", "TEAM REPOSITORIES"]
+    for repo in repos:
+        where = f"@ {repo['commit'][:12]}" if repo["commit"] else "never read"
+        lines.append(f"  {repo['git']} ({repo['team']}, {repo['ref']}) {where}")
+        if repo["commit"] and not repo["has_file"] and not repo["error"]:
+            lines.append("      no .mcp-watcher.yaml: no servers")
+        for server in repo["servers"]:
+            found = server["detected"]
+            seen = (
+                f"detected {found['language']} {found['package']} {found['version'] or '(no version)'} "
+                f"in {found['manifest']}"
+                if found
+                else "nothing detected"
+            )
+            overridden = f"; set in the file: {', '.join(server['overridden'])}" if server["overridden"] else ""
+            lines.append(
+                f"      {server['name']}: {server['language']}, sdk {server['sdk']} "
+                f"({server['sdk_package']} {server['baseline_sdk_version']}); {seen}{overridden}"
+            )
+        if repo["error"]:
+            lines.append(f"      ERROR (last good servers stay): {repo['error']}")
+    return lines
