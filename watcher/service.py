@@ -165,14 +165,26 @@ class Service:
 
     def run_suites(self) -> None:
         # Each threaded result goes out as its run finishes, not when the whole queue is done.
-        process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.deliver())
+        process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.after_run())
+
+    def after_run(self) -> None:
+        if self.central.config.repos:  # a team repository's first runs done: its onboarding message
+            from watcher.repos.onboarding import send_due_onboarding
+            from watcher.repos.sync import repo_states
+
+            send_due_onboarding(self.loaded, self.store, repo_states(self.central.config, self.store))
+        self.deliver()
 
     def sync_repos(self) -> None:
         """Read the team repositories' files again; their servers (or last good ones) join the config."""
+        from watcher.repos.onboarding import send_due_onboarding, start_onboarding
         from watcher.repos.sync import sync_repos
 
         result = sync_repos(self.central, self.store)
         self.loaded = LoadedConfig(config=result.config, path=self.central.path, base_dir=self.central.base_dir)
+        if start_onboarding(self.store, result.new):
+            self.start_queued_work()
+        send_due_onboarding(self.loaded, self.store, result.repos)
         errors = [state.git for state in result.repos if state.error]
         if errors:
             self.partial["sync_repos"] = f"{len(errors)} team repository file(s) not usable"

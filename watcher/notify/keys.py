@@ -133,3 +133,15 @@ def repo_config_error(git: str, error: str, team: str) -> str:
 def repo_onboarding(git: str, team: str) -> str:
     """The one onboarding message of a team repository."""
     return for_team(f"repo-onboarding:{short_hash(git)}", team)
+
+
+ONBOARDING_PREFIX = "onboarding:"
+
+
+def onboarding_trigger(git: str) -> str:
+    """The trigger of a team repository's first runs: their verdicts go in its onboarding message."""
+    return f"{ONBOARDING_PREFIX}{short_hash(git)}"
+
+
+def is_onboarding_trigger(trigger: str | None) -> bool:
+    return (trigger or "").startswith(ONBOARDING_PREFIX)

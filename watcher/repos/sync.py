@@ -46,6 +46,8 @@ class RepoState:
     error_commit: str | None = None
     checked: str | None = None
     has_file: bool = False
+    seen: bool = False
+    """Good servers were read from it once (the next such pass is not its first)."""
     onboarded: bool = False
     """The team got its onboarding message (or one is queued for its first runs' verdicts)."""
     onboarding_runs: list[str] = field(default_factory=list)
@@ -106,14 +108,14 @@ def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | 
     owners: dict[str, str] = {s.name: f"{loaded.path}: servers[{i}]" for i, s in enumerate(config.servers)}
     for repo in config.repos:
         state = RepoState.load(store, repo)
-        before = bool(state.commit)
         _read_one(loaded, repo, state, cache_root, secrets, env, owners)
         for server in state.servers:
             owners.setdefault(server["name"], f"{state.team_file()} line {state.lines.get(server['name'], 1)}")
         state.checked = iso(utcnow())
-        state.save(store)
-        if state.commit and not before and state.servers:
+        if state.servers and not state.seen:
+            state.seen = True
             new.append(state)
+        state.save(store)
         states.append(state)
     queue_error_notices(loaded, store, states)
     return SyncResult(merged(loaded, states).config, states, new)
