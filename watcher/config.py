@@ -401,6 +401,21 @@ class TeamRepo(_Strict):
     """A variable holding a token for git (private repositories); it reaches git only."""
 
 
+class GitHubDiscovery(_Strict):
+    org: str = Field(pattern=_NAME)
+    team: str
+    """The team that owns the repositories found (their notices go to its channel)."""
+    topic: str | None = None
+    """Only repositories with this topic (that also have the team file); None: every one that has it."""
+    api_url: str = "https://api.github.com"
+    token_env: str | None = "GITHUB_TOKEN"
+    """The variable holding a token that may list the organisation's repositories and read their files."""
+
+
+class Discovery(_Strict):
+    github: GitHubDiscovery | None = None
+
+
 class WatcherConfig(_Strict):
     state: str = "state/watcher.db"
     sdks: list[SdkSource] = Field(default_factory=list)
@@ -417,6 +432,8 @@ class WatcherConfig(_Strict):
     log: LogSettings = Field(default_factory=LogSettings)
     repos: list[TeamRepo] = Field(default_factory=list)
     """Repositories that declare their servers in a team file (docs/configuration.md#the-team-file)."""
+    discover: Discovery = Field(default_factory=Discovery)
+    """Repositories found through GitHub's REST API, read like `repos` entries."""
 
     @model_validator(mode="after")
     def _cross_references(self) -> WatcherConfig:
@@ -425,6 +442,10 @@ class WatcherConfig(_Strict):
         for i, repo in enumerate(self.repos):
             if repo.team not in team_names:
                 raise _RefError(("repos", i, "team"), f"unknown team {repo.team!r}; configured: {team_names}")
+        if self.discover.github and self.discover.github.team not in team_names:
+            raise _RefError(
+                ("discover", "github", "team"), f"unknown team {self.discover.github.team!r}; configured: {team_names}"
+            )
         server_names = _unique([s.name for s in self.servers], "servers", "name")
         for i, team in enumerate(self.teams):
             for j, sdk in enumerate(team.sdks):
@@ -726,6 +747,8 @@ def secret_env_names(config: WatcherConfig) -> set[str]:
     }
     names |= {s.evaluation.key_env() for s in config.servers if s.evaluation is not None}
     names |= {r.token_env for r in config.repos if r.token_env}
+    if config.discover.github and config.discover.github.token_env:
+        names.add(config.discover.github.token_env)
     for server in config.servers:
         names |= {n for n in (server.token_env,) if n}
         if isinstance(server.executor, GitHubActionsExecutor) and server.executor.token_env:

@@ -56,7 +56,7 @@ class Service:
         self.in_window: bool | None = None
         self.central = self.loaded
         """The config file as written; `loaded` adds the team repositories' servers (watcher.repos)."""
-        if self.central.config.repos:
+        if self.central.config.repos or self.central.config.discover.github:
             from watcher.repos.sync import effective_config
 
             self.loaded = effective_config(self.central, self.store)
@@ -168,7 +168,9 @@ class Service:
         process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.after_run())
 
     def after_run(self) -> None:
-        if self.central.config.repos:  # a team repository's first runs done: its onboarding message
+        if (
+            self.central.config.repos or self.central.config.discover.github
+        ):  # a team repository's first runs done: its onboarding message
             from watcher.repos.onboarding import send_due_onboarding
             from watcher.repos.sync import repo_states
 
@@ -203,7 +205,7 @@ class Service:
         schedule = self.loaded.config.schedule
         now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.clock)
         repos: list[tuple[str, Callable[[], None], dict[str, Any]]] = []
-        if self.central.config.repos:
+        if self.central.config.repos or self.central.config.discover.github:
             repos.append(
                 (
                     "sync_repos",

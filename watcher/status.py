@@ -29,7 +29,7 @@ def source_json(source: SourceFigures) -> dict[str, Any]:
 
 
 def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
-    from watcher.repos.show import repos_json
+    from watcher.repos.show import discovery_json, repos_json
     from watcher.repos.sync import effective_config
 
     loaded = effective_config(loaded, store)  # the team repositories' servers in use, too
@@ -71,6 +71,7 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
         },
         "runs": runs,
         "repos": repos_json(config, store),
+        "discovery": discovery_json(config, store),
         "outbox": {
             "pending": figures.outbox.pending,
             "failed": figures.outbox.failed,
@@ -149,7 +150,7 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"  {server:22} {verdict}")
     from watcher.repos.show import repos_lines
 
-    lines += repos_lines(status.get("repos") or [])
+    lines += repos_lines(status.get("repos") or [], status.get("discovery"))
     box = status["outbox"]
     age = f", oldest {box['oldest_pending_seconds']} s old" if box["oldest_pending_seconds"] is not None else ""
     lines += ["", "OUTBOX", f"  pending: {box['pending']}{age}; failed: {box['failed']}"]

@@ -46,7 +46,7 @@ def change(repo: Path, files: dict[str, str | None], message: str = "change") ->
 
 
 def central_config(
-    folder: Path, repos: list[dict[str, Any]], servers: list[dict[str, Any]] | None = None
+    folder: Path, repos: list[dict[str, Any]], servers: list[dict[str, Any]] | None = None, **more: Any
 ) -> LoadedConfig:
     data = {
         "state": str(folder / "state" / "watcher.db"),
@@ -61,6 +61,7 @@ def central_config(
         "servers": servers or [],
         "repos": repos,
         "suites": {"runs_dir": str(folder / "runs"), "git_cache_dir": str(folder / "git")},
+        **more,
     }
     path = folder / "watcher.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

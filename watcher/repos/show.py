@@ -37,10 +37,21 @@ def repos_json(config: WatcherConfig, store: Store) -> list[dict[str, Any]]:
     ]
 
 
-def repos_lines(repos: list[dict[str, Any]]) -> list[str]:
-    if not repos:
+def discovery_json(config: WatcherConfig, store: Store) -> dict[str, Any] | None:
+    from watcher.repos.discover import discovery_error
+
+    github = config.discover.github
+    return {"org": github.org, "topic": github.topic, "error": discovery_error(store)} if github else None
+
+
+def repos_lines(repos: list[dict[str, Any]], discovery: dict[str, Any] | None = None) -> list[str]:
+    if not repos and not discovery:
         return []
     lines = ["", "TEAM REPOSITORIES"]
+    if discovery:
+        topic = f" (topic {discovery['topic']})" if discovery["topic"] else ""
+        state = f"could not be read: {discovery['error']}" if discovery["error"] else "read"
+        lines.append(f"  discovery: GitHub organisation {discovery['org']}{topic} {state}")
     for repo in repos:
         where = f"@ {repo['commit'][:12]}" if repo["commit"] else "never read"
         lines.append(f"  {repo['git']} ({repo['team']}, {repo['ref']}) {where}")

@@ -77,8 +77,17 @@ class SyncResult:
     """Repositories seen with a good team file for the first time in this pass."""
 
 
+def all_repos(config: WatcherConfig, store: Store) -> list[TeamRepo]:
+    """The configured repositories, then the discovered ones not configured by hand."""
+    from watcher.repos.discover import discovered
+
+    listed = {repo.git for repo in config.repos}
+    found = discovered(store) if config.discover.github else []
+    return [*config.repos, *(repo for repo in found if repo.git not in listed)]
+
+
 def repo_states(config: WatcherConfig, store: Store) -> list[RepoState]:
-    return [RepoState.load(store, repo) for repo in config.repos]
+    return [RepoState.load(store, repo) for repo in all_repos(config, store)]
 
 
 def merged(loaded: LoadedConfig, states: list[RepoState]) -> LoadedConfig:
@@ -106,7 +115,11 @@ def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | 
     states: list[RepoState] = []
     new: list[RepoState] = []
     owners: dict[str, str] = {s.name: f"{loaded.path}: servers[{i}]" for i, s in enumerate(config.servers)}
-    for repo in config.repos:
+    if config.discover.github:
+        from watcher.repos.discover import refresh_discovery
+
+        refresh_discovery(config.discover.github, config.http_client, store, env)
+    for repo in all_repos(config, store):
         state = RepoState.load(store, repo)
         _read_one(loaded, repo, state, cache_root, secrets, env, owners)
         for server in state.servers:
