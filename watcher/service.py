@@ -358,7 +358,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
 
         slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
         readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination)
-        pages = WebContext(loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
+        pages = WebContext(service.loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
         app = build_app(readiness, *web_parts(pages, access))
         http = HttpServer(app, endpoint.host, port if port is not None else endpoint.port)
         try:

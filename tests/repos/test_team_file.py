@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,23 @@ def test_a_broken_team_file_is_reported_once_and_the_last_good_config_stays(tmp_
     assert "transprot" in sent[0]["text"] and f"servers from {good[:12]} stay in use" in sent[0]["text"]
     assert [m for m in slack.messages if m["channel"] == slack.channel_id("#infra-mcp")] == []
     assert repo_states(loaded.config, store)[1].error is None
+
+    # The status page says it too, with the file, line and key.
+    from starlette.testclient import TestClient
+
+    from watcher.health import Readiness, build_app
+    from watcher.web.access import Access
+    from watcher.web.app import web_parts
+    from watcher.web.context import WebContext
+
+    ctx = WebContext(effective_config(loaded, store), store)
+    app = build_app(
+        Readiness(store, 30, datetime(2026, 11, 1, tzinfo=UTC), lambda: True),
+        *web_parts(ctx, Access(None, protect_metrics=False)),
+    )
+    page = TestClient(app).get("/").text
+    assert f"Team books: {books}@{broken[:12]}:.mcp-watcher.yaml:6: servers.0.transprot: unknown key" in page
+    assert f"its servers from {good[:12]} stay in use until it is fixed" in page
 
 
 @pytest.mark.parametrize(

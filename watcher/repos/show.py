@@ -73,3 +73,14 @@ def repos_lines(repos: list[dict[str, Any]], discovery: dict[str, Any] | None = 
         if repo["error"]:
             lines.append(f"      ERROR (last good servers stay): {repo['error']}")
     return lines
+
+
+def page_banners(config: WatcherConfig, store: Store) -> list[str]:
+    """One line per team repository whose file cannot be used, for the status page's banners."""
+    lines = []
+    for state in repo_states(config, store):
+        if not state.error:
+            continue
+        kept = f"its servers from {state.commit[:12]} stay in use" if state.commit else "none of its servers is watched"
+        lines.append(f"Team {state.team}: {state.error.splitlines()[0]} — {kept} until it is fixed.")
+    return lines
