@@ -114,13 +114,14 @@ def test_what_url_means_is_said_for_every_registry():
 def _team_file_keys() -> dict[str, Any]:
     """The team file's keys: a central server's, minus the platform's, `path` meaning the repository folder."""
     from watcher.config import Server
-    from watcher.repos.teamfile import DETECTED, PLATFORM_KEYS
+    from watcher.repos.teamfile import DETECTED, NESTED_PLATFORM_KEYS, PLATFORM_KEYS
 
     keys = _keys(Server, "servers[].")
     found = {
         key: "detected" if key.split(".")[1] in DETECTED else default
         for key, default in keys.items()
         if key.split(".")[1] not in (*PLATFORM_KEYS, "path", "source")
+        and tuple(key.split(".")[1:3]) not in NESTED_PLATFORM_KEYS
     }
     found["servers[].path"] = ""
     return found

@@ -110,6 +110,16 @@ def test_a_broken_team_file_is_reported_once_and_the_last_good_config_stays(tmp_
         ("    team: infra\n", "servers.0.team: not in a team file"),
         ("    env_from: [SLACK_BOT_TOKEN]\n", "servers.0.env_from: not in a team file"),
         ("    sdk: swift\n", "servers.0.sdk: unknown SDK 'swift'"),
+        ("    accept: /etc/passwd\n", "servers.0.accept: expected a path inside the repository"),
+        ("    expected_failures: ../../state/x.yaml\n", "servers.0.expected_failures: expected a path inside"),
+        (
+            "    executor: {kind: github-actions, repo: a/b, workflow: w.yml, token_env: SLACK_BOT_TOKEN}\n",
+            "servers.0.executor.token_env: not in a team file: the dispatching token is the platform's",
+        ),
+        (
+            "    evaluation: {tasks: t.yaml, model: m, api_url: 'http://evil.example'}\n",
+            "servers.0.evaluation.api_url: not in a team file",
+        ),
     ],
 )
 def test_keys_the_platform_owns_are_refused_with_their_line(tmp_path: Path, extra: str, expected: str):

@@ -36,6 +36,16 @@ PLATFORM_KEYS = {
     "env_from": "only the platform's config may pass the watcher's variables to a server",
     "env_files": "only the platform's config may pass secret files to a server",
 }
+NESTED_PLATFORM_KEYS = {
+    ("executor", "token_env"): "the dispatching token is the platform's",
+    ("executor", "token_file"): "the dispatching token is the platform's",
+    ("executor", "api_url"): "the token is only sent where the platform's config says",
+    ("evaluation", "api_key_env"): "the provider key is the platform's",
+    ("evaluation", "api_url"): "the provider key is only sent where the platform's config says",
+}
+"""Keys that would let a team file send one of the watcher's secrets somewhere of its choosing."""
+REPO_PATHS = ("accept", "expected_failures", "baseline_snapshot")
+"""Files read from the checked-out repository: relative, inside it (never a file of the watcher's host)."""
 DETECTED = ("language", "sdk", "sdk_package", "baseline_sdk_version")
 
 
@@ -92,6 +102,23 @@ def parse_team_file(
             if key in PLATFORM_KEYS:
                 line = lines.get(("servers", i, key), 1)
                 raise ConfigError(f"{filename}:{line}: servers.{i}.{key}: not in a team file: {PLATFORM_KEYS[key]}")
+        for (outer, inner), why in NESTED_PLATFORM_KEYS.items():
+            if isinstance(entry.get(outer), dict) and inner in entry[outer]:
+                line = lines.get(("servers", i, outer, inner), 1)
+                raise ConfigError(f"{filename}:{line}: servers.{i}.{outer}.{inner}: not in a team file: {why}")
+        paths: list[tuple[str, ...]] = [(key,) for key in REPO_PATHS] + [("evaluation", "tasks")]
+        for where_in in paths:
+            outer_value = entry.get(where_in[0])
+            if len(where_in) == 1:
+                value = outer_value
+            else:
+                value = outer_value.get(where_in[1]) if isinstance(outer_value, dict) else None
+            if isinstance(value, str) and (value.startswith("/") or ".." in PurePosixPath(value).parts):
+                line = lines.get(("servers", i, *where_in), 1)
+                key = ".".join(where_in)
+                raise ConfigError(
+                    f"{filename}:{line}: servers.{i}.{key}: expected a path inside the repository (relative, no '..')"
+                )
         entry = dict(entry)
         folder = str(entry.pop("path", "") or "")
         if folder.startswith("/") or ".." in PurePosixPath(folder).parts:
