@@ -41,7 +41,11 @@ def _snapshot_seconds(command: list[str], era: str, probes: bool) -> float:
     with tempfile.TemporaryDirectory() as out:
         start = time.perf_counter()
         summary = take_snapshot_sync(
-            SnapshotTarget(command=command, env=_env(), cwd=str(ROOT)), Path(out), era=era, probe_versions=probes
+            SnapshotTarget(command=command, env=_env(), cwd=str(ROOT)),
+            Path(out),
+            era=era,
+            probe_versions=probes,
+            client_profile_name="typical",  # one profile: what the probes cost (bench_snapshot_profiles: profiles)
         )
         elapsed = time.perf_counter() - start
     if summary["eras"]["legacy"]["status"] != "ok":

@@ -25,7 +25,14 @@ def slack() -> Iterator[FakeSlack]:
 @pytest.fixture(autouse=True)
 def _no_real_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
     # Tests decide for themselves whether Slack credentials exist.
-    for name in ("SLACK_BOT_TOKEN", "SLACK_WEBHOOK_URL", "GITHUB_TOKEN", "MCP_WATCHER_CONFIG"):
+    for name in (
+        "SLACK_BOT_TOKEN",
+        "SLACK_WEBHOOK_URL",
+        "SLACK_APP_TOKEN",
+        "SLACK_SIGNING_SECRET",
+        "GITHUB_TOKEN",
+        "MCP_WATCHER_CONFIG",
+    ):
         monkeypatch.delenv(name, raising=False)
 
 

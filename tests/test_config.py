@@ -94,3 +94,13 @@ def test_json_log_lines_carry_ids_and_mask_secrets(monkeypatch: pytest.MonkeyPat
     line = json.loads(JsonFormatter().format(record))
     assert line["source"] == "python" and line["level"] == "WARNING"
     assert "xoxb-live-secret" not in line["message"] and "[secret]" in line["message"]
+
+
+def test_an_unknown_client_profile_is_named_with_its_line_and_key():
+    text = (
+        "servers:\n  - name: lib\n    team: books\n    language: python\n    path: .\n    start: [python, -m, x]\n"
+        "    baseline_sdk_version: '1.0'\n    client_profiles: [typical, bogus]\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "c.yaml")
+    assert "c.yaml:8: servers.0.client_profiles: Value error, client profile 'bogus'" in str(info.value)

@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from watcher import clock, vault
+from watcher.backtest.commands import register as register_backtest_command
 from watcher.cli_support import config_and_state, loaded_config
 from watcher.clock import ClockSettingError
 from watcher.config import (
@@ -78,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     register_suite_commands(sub)
     register_digest_command(sub)
     register_evaluation_command(sub)
+    register_backtest_command(sub)
     return parser
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
@@ -77,6 +77,9 @@ class Team(_Strict):
     spec_news: bool = True
     digest: bool = True
     contract: ContractSettings = Field(default_factory=ContractSettings)
+    slack_usergroup: str | None = Field(default=None, pattern=r"^S[A-Z0-9]+$")
+    """A Slack user group id (S…) whose members may act on the team's servers from Slack, besides the
+    members of its channel (watcher.slackapp)."""
 
 
 class SlackSettings(_Strict):
@@ -92,6 +95,12 @@ class SlackSettings(_Strict):
     timeout_seconds: float = Field(default=30, gt=0)
     max_retry_after_seconds: float = Field(default=10, ge=0)
     """A 429 asking for a longer wait is not waited for: the notice stays queued for the next pass."""
+    app_token_env: str | None = "SLACK_APP_TOKEN"
+    """The app-level token (xapp-…) for Socket Mode (watcher.slackapp)."""
+    app_token_file: str | None = None
+    signing_secret_env: str | None = "SLACK_SIGNING_SECRET"
+    """The signing secret for interactivity over HTTP at POST /slack/events (watcher.slackapp)."""
+    signing_secret_file: str | None = None
 
 
 class Schedule(_Strict):
@@ -229,12 +238,57 @@ class GitSource(_Strict):
     subdir: str = ""
     """The server's folder inside the repository ("": the repository's root)."""
 
+    @field_validator("git", "ref")
+    @classmethod
+    def _not_an_option(cls, value: str) -> str:
+        if value.startswith("-"):
+            raise ValueError("must not start with '-' (git would read it as an option)")
+        if any(c.isspace() or ord(c) < 32 for c in value.strip()) and "://" not in value:
+            raise ValueError("must not hold spaces or control characters")
+        return value
+
     @field_validator("subdir")
     @classmethod
     def _relative(cls, value: str) -> str:
         if value.startswith("/") or ".." in Path(value).parts:
             raise ValueError("expected a folder inside the repository (relative, no '..')")
         return value
+
+
+GitProtocol = Literal["https", "ssh", "http", "file"]
+DEFAULT_GIT_PROTOCOLS: tuple[GitProtocol, ...] = ("https", "ssh")
+_GIT_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
+
+
+def git_protocol(url: str) -> str | None:
+    """The protocol git would use for ``url`` (a local path is ``file``); None for a form no list allows
+    (git's ``transport::address`` remote helpers such as ``ext::``, unknown schemes)."""
+    head = url.split("/", 1)[0]
+    if "::" in head:
+        return None
+    if "://" in url:
+        scheme = url.split("://", 1)[0].lower()
+        scheme = {"git+ssh": "ssh", "ssh+git": "ssh"}.get(scheme, scheme)
+        return scheme if scheme in ("https", "ssh", "http", "file", "git") else None
+    if _GIT_SCP_LIKE.match(url):
+        return "ssh"
+    return "file"
+
+
+def git_protocol_refusal(url: str, allowed: Sequence[str]) -> str | None:
+    """Why ``url`` may not be fetched under ``suites.git_protocols``; None when it may."""
+    if url.startswith("-"):
+        return "must not start with '-' (git would read it as an option)"
+    protocol = git_protocol(url)
+    if protocol is None:
+        return f"{url!r}: not a protocol git is allowed to use here (allowed: {', '.join(allowed)})"
+    if protocol not in allowed:
+        how = " (a local path is file)" if protocol == "file" and "://" not in url else ""
+        return (
+            f"protocol {protocol}{how} is not in suites.git_protocols ({', '.join(allowed)}); "
+            f"add it there to fetch from {url!r}"
+        )
+    return None
 
 
 class LocalExecutor(_Strict):
@@ -259,6 +313,14 @@ class GitHubActionsExecutor(_Strict):
     find_seconds: float = Field(default=300, gt=0)
     """How long the dispatched run may take to appear in the runs list."""
     poll_seconds: float = Field(default=15, gt=0)
+    lookup_seconds: float = Field(default=60, gt=0)
+    """After a dispatch whose answer was lost: how long to look for its run before sending it again."""
+    max_artifact_bytes: int = Field(default=64 * 1024 * 1024, gt=0)
+    """The artifact zip as downloaded; a larger one is an error result and is not kept."""
+    max_inflated_bytes: int = Field(default=256 * 1024 * 1024, gt=0)
+    """What the zip's entries declare they inflate to, together."""
+    max_report_bytes: int = Field(default=16 * 1024 * 1024, gt=0)
+    """report.json inflated: checked against its declared size before reading and while reading."""
 
 
 Executor = Annotated[LocalExecutor | GitHubActionsExecutor, Field(discriminator="kind")]
@@ -288,6 +350,8 @@ class Server(_Strict):
     """The team's accept file for contract changes (YAML; see docs/suites.md), relative to the config's folder."""
     contract: ContractSettings = Field(default_factory=ContractSettings)
     """Severity overrides for this server, over its team's."""
+    client_profiles: list[str] = Field(default_factory=lambda: ["typical", "none"], min_length=1)
+    """The client-capability profiles its contract is snapshotted under (the first is the main one)."""
     requirements: list[str] = Field(default_factory=lambda: ["2026-07-28", "2025-11-25"])
     expected_failures: str | None = None
     timeouts: Timeouts = Field(default_factory=Timeouts)
@@ -298,6 +362,14 @@ class Server(_Strict):
     """Variables the server needs, passed from the watcher's own environment (read at run time)."""
     env_files: dict[str, str] = Field(default_factory=dict)
     """Variable name → a file holding its value (read at run time; surrounding whitespace dropped)."""
+
+    @field_validator("client_profiles")
+    @classmethod
+    def _known_profiles(cls, value: list[str]) -> list[str]:
+        from watcher.contract.snapshot import distinct_profiles  # late: the config loads without the contract package
+
+        distinct_profiles(value)
+        return value
 
     @field_validator("env_from")
     @classmethod
@@ -353,6 +425,8 @@ class SuiteSettings(_Strict):
     envs_dir: str = "state/envs"
     git_cache_dir: str = "state/git"
     """One shallow cache clone per source repository."""
+    git_protocols: list[GitProtocol] = Field(default_factory=lambda: list(DEFAULT_GIT_PROTOCOLS))
+    """The protocols a `source.git` may use (git's own GIT_ALLOW_PROTOCOL too); `file` covers local paths."""
     keep_runs: int = Field(default=20, ge=1)
     """Artifacts kept per server; older run folders are deleted."""
     on_stable: bool = False
@@ -382,6 +456,8 @@ class HttpEndpoint(_Strict):
     """True: serve the status pages on a non-loopback host without a token (a deliberate choice)."""
     metrics_need_token: bool = False
     """True: /metrics asks for the token too where the pages do (/healthz and /readyz never do)."""
+    public_url: str | None = Field(default=None, pattern=r"^https?://")
+    """Where people reach the pages (e.g. https://watcher.example.org): Slack buttons link there."""
 
 
 class LogSettings(_Strict):
@@ -442,6 +518,9 @@ class WatcherConfig(_Strict):
         for i, repo in enumerate(self.repos):
             if repo.team not in team_names:
                 raise _RefError(("repos", i, "team"), f"unknown team {repo.team!r}; configured: {team_names}")
+            problem = git_protocol_refusal(repo.git, self.suites.git_protocols)
+            if problem:
+                raise _RefError(("repos", i, "git"), problem)
         if self.discover.github and self.discover.github.team not in team_names:
             raise _RefError(
                 ("discover", "github", "team"), f"unknown team {self.discover.github.team!r}; configured: {team_names}"
@@ -460,7 +539,16 @@ class WatcherConfig(_Strict):
             if sdk not in sdk_names:
                 raise _RefError(("schedule", "window_sdks", j), f"unknown SDK {sdk!r}; configured: {sdk_names}")
         forbidden = secret_env_names(self)
-        slack_files = {f for f in (self.slack.token_file, self.slack.webhook_file) if f}
+        slack_files = {
+            f
+            for f in (
+                self.slack.token_file,
+                self.slack.webhook_file,
+                self.slack.app_token_file,
+                self.slack.signing_secret_file,
+            )
+            if f
+        }
         secret_files = set(slack_files)
         for server in self.servers:
             executor_file = server.executor.token_file if isinstance(server.executor, GitHubActionsExecutor) else None
@@ -471,6 +559,10 @@ class WatcherConfig(_Strict):
                 raise _RefError(("servers", i, "team"), f"unknown team {server.team!r}; configured: {team_names}")
             if server.sdk not in sdk_names:
                 raise _RefError(("servers", i, "sdk"), f"unknown SDK {server.sdk!r}; configured: {sdk_names}")
+            if server.source is not None:
+                problem = git_protocol_refusal(server.source.git, self.suites.git_protocols)
+                if problem:
+                    raise _RefError(("servers", i, "source", "git"), problem)
         return self
 
     # Convenience lookups used across the service.
@@ -705,13 +797,28 @@ def _nearest_line(loc: tuple[str | int, ...], lines: dict[tuple[str | int, ...],
 class SlackCredentials:
     token: str | None = None
     webhook_url: str | None = None
+    app_token: str | None = None
+    """Socket Mode's app-level token (xapp-…)."""
+    signing_secret: str | None = None
+    """The secret Slack signs HTTP requests with."""
 
     @property
     def any(self) -> bool:
         return bool(self.token or self.webhook_url)
 
+    @property
+    def interactive(self) -> bool:
+        """Buttons and the slash command work: a bot token and a way to hear Slack (Socket Mode or HTTP)."""
+        return bool(self.token and (self.app_token or self.signing_secret))
+
     def __repr__(self) -> str:  # never print a secret, even by accident
-        return f"SlackCredentials(token={'set' if self.token else None}, webhook={'set' if self.webhook_url else None})"
+        def shown(value: str | None) -> str | None:
+            return "set" if value else None
+
+        return (
+            f"SlackCredentials(token={shown(self.token)}, webhook={shown(self.webhook_url)}, "
+            f"app_token={shown(self.app_token)}, signing_secret={shown(self.signing_secret)})"
+        )
 
 
 def slack_credentials(settings: SlackSettings, environ: Mapping[str, str] | None = None) -> SlackCredentials:
@@ -730,6 +837,8 @@ def slack_credentials(settings: SlackSettings, environ: Mapping[str, str] | None
     return SlackCredentials(
         token=read(settings.token_env, settings.token_file),
         webhook_url=read(settings.webhook_env, settings.webhook_file),
+        app_token=read(settings.app_token_env, settings.app_token_file),
+        signing_secret=read(settings.signing_secret_env, settings.signing_secret_file),
     )
 
 
@@ -740,6 +849,8 @@ def secret_env_names(config: WatcherConfig) -> set[str]:
         for n in (
             config.slack.token_env,
             config.slack.webhook_env,
+            config.slack.app_token_env,
+            config.slack.signing_secret_env,
             config.spec.github_token_env,
             config.http.auth_token_env,
         )

@@ -21,6 +21,8 @@
     ├── UsageError                bad command-line input (watcher.contract.commands)
     ├── DeliveryError             Slack or a webhook refused a message or could not be reached
     │                             (watcher.notify.delivery)
+    ├── BacktestError             a backtest cannot start: the SDK's history is unreadable or the period
+    │                             holds no version (watcher.backtest.replay)
     └── PollFailed                every source of a scheduled poll failed (the job is retried)
 
 The classes are defined here, except those whose modules are named above; each is also importable

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import fnmatch
 import logging
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -13,6 +14,8 @@ import httpx
 
 from watcher.config import LoadedConfig, SdkSource, Team, WatcherConfig
 from watcher.notify import keys
+from watcher.slackapp.buttons import alert_buttons, with_actions
+from watcher.slackapp.records import muted_until
 from watcher.source_alerts import check_sources
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
@@ -20,7 +23,7 @@ from watcher.sources.notices import release_notice
 from watcher.store import Notice, Store
 from watcher.store_schema import VersionRow
 from watcher.timefmt import iso, utcnow
-from watcher.versions import is_ignored, sort_key
+from watcher.versions import is_ignored, run_refusal, sort_key
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +84,15 @@ class SourceFetch:
     http: RegistryHttp
 
 
-async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherConfig, sdk: SdkSource) -> SourceFetch:
+async def fetch_source(
+    client: httpx.AsyncClient,
+    store: Store,
+    config: WatcherConfig,
+    sdk: SdkSource,
+    stop: threading.Event | None = None,
+) -> SourceFetch:
     started = utcnow()
-    http = RegistryHttp(client=client, cache=store, settings=config.http_client)
+    http = RegistryHttp(client=client, cache=store, settings=config.http_client, stop=stop)
     adapter = ADAPTERS[sdk.registry]
     deadline = config.http_client.poll_deadline_seconds
     try:
@@ -99,7 +108,9 @@ async def fetch_source(client: httpx.AsyncClient, store: Store, config: WatcherC
     return SourceFetch(sdk, started, releases, None, http)
 
 
-async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient | None = None) -> PollResult:
+async def poll_all(
+    loaded: LoadedConfig, store: Store, client: httpx.AsyncClient | None = None, stop: threading.Event | None = None
+) -> PollResult:
     config = loaded.config
     own_client = client is None
     if client is None:
@@ -112,7 +123,7 @@ async def poll_all(loaded: LoadedConfig, store: Store, client: httpx.AsyncClient
 
     async def one(sdk: SdkSource) -> SourceFetch:
         async with limit:
-            return await fetch_source(client, store, config, sdk)
+            return await fetch_source(client, store, config, sdk, stop)
 
     try:
         fetched = await asyncio.gather(*(one(sdk) for sdk in config.sdks))
@@ -221,6 +232,8 @@ def interested(team: Team, config: WatcherConfig, release: dict[str, Any]) -> bo
 def servers_to_run(config: WatcherConfig, team: str, release: dict[str, Any]) -> list[str]:
     if not release["prerelease"] and not config.suites.on_stable:
         return []
+    if run_refusal(release["registry"], release["version"]):
+        return []  # recorded and announced, never run (the notice says why)
     return [s.name for s in config.servers if s.team == team and s.sdk == release["sdk"]]
 
 
@@ -228,7 +241,13 @@ def _notify_teams(store: Store, config: WatcherConfig, release: dict[str, Any]) 
     for team in config.teams:
         if not interested(team, config, release):
             continue
-        text, blocks = release_notice(release, servers_to_run(config, team.name, release))
+        if release["prerelease"] and muted_until(store, team.name, release["sdk"], utcnow()):
+            log.info("%s %s: muted for team %s from Slack", release["sdk"], release["version"], team.name)
+            continue
+        servers = servers_to_run(config, team.name, release)
+        text, blocks = release_notice(release, servers)
+        buttons = alert_buttons(config, team.name, release["sdk"], release["version"], release["prerelease"], servers)
+        blocks = with_actions(blocks, buttons)
         store.enqueue(
             Notice(
                 key=keys.release_alert(release["sdk"], release["version"], team.name),

@@ -70,7 +70,7 @@ class Service:
         if only is not None:
             config = loaded.config.model_copy(update={"sdks": [s for s in loaded.config.sdks if s.name in only]})
             loaded = LoadedConfig(config=config, path=loaded.path, base_dir=loaded.base_dir)
-        result = asyncio.run(poll_all(loaded, self.store))
+        result = asyncio.run(poll_all(loaded, self.store, stop=self.stop))
         queued = queue_after_poll(self.loaded, self.store, result.new, result.baseline_newest)
         if queued:
             log.info("suite runs queued: %s", ", ".join(queued))
@@ -351,6 +351,15 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     for run in store.runs(status="queued"):  # re-queued or left from the last start
         prebuilder.submit(run["server"], run["sdk_version"])
     scheduler = service.scheduler()
+    slack = None
+    if credentials.interactive:  # buttons and /mcp-watcher: Socket Mode and/or POST /slack/events
+        from watcher.slackapp.connect import slack_app
+
+        def on_slack_change() -> None:
+            service.start_queued_work()
+            service.deliver()
+
+        slack = slack_app(loaded, store, credentials, on_slack_change)
     http = None
     if endpoint.enabled or port is not None:
         from watcher.web.app import page_url, web_parts
@@ -359,7 +368,8 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
         slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
         readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination)
         pages = WebContext(service.loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
-        app = build_app(readiness, *web_parts(pages, access))
+        routes, middleware = web_parts(pages, access)
+        app = build_app(readiness, [*routes, *(slack.routes() if slack else [])], middleware)
         http = HttpServer(app, endpoint.host, port if port is not None else endpoint.port)
         try:
             http.start()
@@ -378,6 +388,11 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
     scheduler.start()
+    if slack is not None:
+        if credentials.signing_secret and http is None:
+            log.error("Slack over HTTP needs the service's port (http.enabled): POST /slack/events is not served")
+        slack.connect()
+        log.info("Slack interactivity: %s", ", ".join(slack.modes))
     log.info(
         "mcp-watcher running: %d SDK source(s), %d team(s), %d server(s)",
         len(loaded.config.sdks),
@@ -385,6 +400,8 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
         len(loaded.config.servers),
     )
     service.stop.wait()
+    if slack is not None:
+        slack.close()
     scheduler.shutdown(wait=True)
     prebuild.activate(None)
     prebuilder.shutdown()

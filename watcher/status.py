@@ -57,7 +57,10 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
 
     destination = describe_destination(config.slack, slack_credentials(config.slack))
     budget = plan_budget(config)
+    from watcher.slackapp.summary import slack_status
+
     return {
+        "slack": slack_status(store, clock.now()),
         "state": str(store.path),
         "polling": {**budget.as_json(), "now": current_cadence(loaded, store, budget, clock.now()).as_json()},
         "protection": protection_status(loaded),
@@ -156,6 +159,10 @@ def render_status(status: dict[str, Any]) -> str:
     lines += ["", "OUTBOX", f"  pending: {box['pending']}{age}; failed: {box['failed']}"]
     for item in box["failed_keys"]:
         lines.append(f"  failed {item['key']}: {item['error']}")
+    if status.get("slack"):
+        from watcher.slackapp.summary import status_lines
+
+        lines += status_lines(status["slack"])
     return "\n".join(lines)
 
 

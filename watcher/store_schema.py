@@ -125,10 +125,107 @@ def _m3_status_matrix_indexes(db: sqlite_utils.Database) -> None:
     db.table("runs").create_index(["sdk", "sdk_version"], index_name="runs_sdk_version")
 
 
+def _m4_backtests(db: sqlite_utils.Database) -> None:
+    """Backtests (a server replayed against an SDK's past releases) and the result of each server x version,
+    kept by fingerprint (the server's files or commit, its settings, the version) so a repeat costs nothing."""
+    db.table("backtests").create(
+        {
+            "id": int,
+            "server": str,
+            "sdk": str,
+            "package": str,
+            "since": str,
+            "until": str,
+            "params": str,
+            "status": str,
+            "created": str,
+            "finished": str,
+            "seconds": float,
+            "answer": str,
+        },
+        pk="id",
+    )
+    db.table("backtests").create_index(["server", "id"])
+    db.table("backtests").create_index(["params", "status"])
+    db.table("backtest_results").create(
+        {
+            "key": str,
+            "server": str,
+            "package": str,
+            "version": str,
+            "fingerprint": str,
+            "verdict": str,
+            "report": str,
+            "finished": str,
+            "seconds": float,
+            "backtest_id": int,
+        },
+        pk="key",
+    )
+
+
+def _m5_slack_actions(db: sqlite_utils.Database) -> None:
+    """What people did from Slack (watcher.slackapp): every action with who, when and from which message
+    (one row per delivery: a retried delivery finds its row), and the accepts and mutes they made."""
+    db.table("slack_actions").create(
+        {
+            "id": int,
+            "delivery": str,
+            "at": str,
+            "user_id": str,
+            "user_name": str,
+            "team": str,
+            "action": str,
+            "server": str,
+            "sdk": str,
+            "version": str,
+            "detail": str,
+            "channel": str,
+            "message_ts": str,
+            "outcome": str,
+            "deliveries": int,
+        },
+        pk="id",
+    )
+    db.table("slack_actions").create_index(["delivery"], unique=True)
+    db.table("slack_actions").create_index(["server", "version"])
+    db.table("slack_accepts").create(
+        {
+            "id": int,
+            "server": str,
+            "team": str,
+            "entry": str,
+            "created": str,
+            "user_id": str,
+            "user_name": str,
+            "action_id": int,
+        },
+        pk="id",
+    )
+    db.table("slack_accepts").create_index(["server"])
+    db.table("slack_mutes").create(
+        {
+            "id": int,
+            "team": str,
+            "sdk": str,
+            "package": str,
+            "until": str,
+            "created": str,
+            "user_id": str,
+            "user_name": str,
+            "action_id": int,
+        },
+        pk="id",
+    )
+    db.table("slack_mutes").create_index(["team", "sdk"])
+
+
 MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m1_initial,
     _m2_dispatched_runs,
     _m3_status_matrix_indexes,
+    _m4_backtests,
+    _m5_slack_actions,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -277,6 +374,35 @@ class RunTally(TypedDict):
     sdk: str
     state: str
     n: int
+
+
+class BacktestRow(TypedDict):
+    id: int
+    server: str
+    sdk: str
+    package: str
+    since: str
+    until: str
+    params: str
+    status: str
+    """running, interrupted or done."""
+    created: str
+    finished: str | None
+    seconds: float | None
+    answer: dict[str, Any] | None
+
+
+class BacktestResultRow(TypedDict):
+    key: str
+    server: str
+    package: str
+    version: str
+    fingerprint: str
+    verdict: str
+    report: dict[str, Any]
+    finished: str
+    seconds: float | None
+    backtest_id: int
 
 
 # --- figures: counts the health endpoints read --------------------------------------------------------

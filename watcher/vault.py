@@ -9,6 +9,12 @@ their text in the process's initial environment block, which `/proc/<pid>/enviro
 same user (without CAP_SYS_PTRACE) can neither open its `/proc/<pid>/environ` and `mem` nor trace it.
 
 Variables granted to a server (`servers[].env_from`) are not the watcher's: they stay in the environment.
+
+Before the configuration is even read, the console script's first lines (`watcher.entry`) call
+`seal_early()`: non-dumpable at once, and every variable whose name looks like a secret (`EARLY_PATTERN`)
+held and overwritten in the environment block, so the window in which `/proc/<pid>/environ` shows a token
+is the interpreter's own start-up, not the CLI's imports. `seal()` then settles it by the configuration:
+the watcher's own secrets stay held, every other early-held variable goes back to `os.environ`.
 """
 
 from __future__ import annotations
@@ -27,6 +33,18 @@ _PR_SET_DUMPABLE = 4
 _ENV_START_FIELD, _ENV_END_FIELD = 50, 51
 
 _held: dict[str, str] = {}
+_early: set[str] = set()
+"""Names `seal_early` held before the configuration said which are the watcher's own."""
+
+EARLY_PATTERN = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "WEBHOOK", "APIKEY", "API_KEY", "CREDENTIAL", "PRIVATE_KEY")
+"""A variable whose upper-cased name holds one of these is held by `seal_early`: the defaults (SLACK_BOT_TOKEN,
+SLACK_WEBHOOK_URL, GITHUB_TOKEN, MCP_WATCHER_PAGE_TOKEN, …) and whatever a deployment names like them.
+(Substrings, not a regular expression: this runs before anything else is imported.)"""
+
+
+def looks_secret(name: str) -> bool:
+    upper = name.upper()
+    return any(part in upper for part in EARLY_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -111,20 +129,38 @@ def scrub_initial_environment(names: Iterable[str]) -> bool:
     return True
 
 
+def seal_early() -> tuple[str, ...]:
+    """The entry point's first call: non-dumpable, then every secret-looking variable held and scrubbed.
+
+    Standard library only, no configuration: it runs before any heavy import. Returns the names held."""
+    make_non_dumpable()
+    names = sorted(name for name in os.environ if looks_secret(name) and name not in _held)
+    for name in names:
+        _held[name] = os.environ.pop(name)
+    _early.update(names)
+    if sys.platform.startswith("linux"):
+        scrub_initial_environment(names)
+    return tuple(names)
+
+
 def seal(names: Iterable[str], granted: Iterable[str] = ()) -> Protection:
     """Move the named variables out of the environment into the holder; make the process non-dumpable.
 
     `granted` (the servers' env_from variables) stay in `os.environ`, where their server's run reads them,
-    but their text too is overwritten in the block `/proc/<pid>/environ` shows: no other server finds them."""
+    but their text too is overwritten in the block `/proc/<pid>/environ` shows: no other server finds them.
+    Variables `seal_early` held that are not among `names` go back to `os.environ`."""
     global _current
+    wanted = set(names)
+    for name in sorted(_early - wanted):
+        os.environ.setdefault(name, _held.pop(name))
+    _early.clear()
     removed = []
-    for name in sorted(set(names)):
-        value = os.environ.get(name)
-        if value is None:
-            continue
-        _held[name] = value
-        del os.environ[name]
-        removed.append(name)
+    for name in sorted(wanted):
+        value = os.environ.pop(name, None)
+        if value is not None:
+            _held[name] = value
+        if name in _held:
+            removed.append(name)
     linux = sys.platform.startswith("linux")
     scrubbed = scrub_initial_environment([*removed, *granted]) if linux else False
     non_dumpable, note = make_non_dumpable()
@@ -141,6 +177,7 @@ def unseal() -> None:
     for name, value in _held.items():
         os.environ.setdefault(name, value)
     _held.clear()
+    _early.clear()
     _current = None
 
 

@@ -3,6 +3,7 @@ its adapter declares it (``REGISTRY.scheme`` in ``watcher/sources/<registry>.py`
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from watcher.schemes import ParsedVersion, VersionScheme
@@ -34,3 +35,37 @@ def is_ignored(registry: str, version: str) -> bool:
 def sort_key(registry: str, version: str) -> tuple[Any, ...]:
     """Orders versions of one registry; unparseable versions sort below all others, by text."""
     return scheme_of(registry).sort_key(version)
+
+
+SAFE_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z._+-]{0,127}")
+"""Every character a version of any supported scheme needs, and nothing a shell, a URL or Slack reads
+specially (no space, quote, ``$``, ``;``, ``<``, ``/``…): the strict set a version must match before it is
+substituted into a command, a path or a workflow input."""
+
+
+class UnsafeVersion(ValueError):
+    """A version from outside that may not be run: it does not parse under its scheme or holds other characters."""
+
+
+def run_refusal(registry: str, version: str) -> str | None:
+    """Why ``version`` may not be used in a command (install, ``prepare``, ``start``, a dispatch); None when it may.
+
+    It must match ``SAFE_VERSION`` exactly and parse under the registry's scheme. A refused version is
+    still recorded and announced (as unparseable), never run."""
+    if not SAFE_VERSION.fullmatch(version):
+        shown = version if len(version) <= 80 else version[:80] + "…"
+        return f"version {shown!r} holds characters no {registry} version has; it is recorded, never run"
+    parsed = parse(registry, version)
+    if not parsed.valid:
+        return f"{parsed.problem}; it is recorded, never run"
+    if parsed.ignored:
+        return f"{version!r} is not a release on {registry}; never run"
+    return None
+
+
+def require_runnable(registry: str, version: str) -> str:
+    """``version`` itself, or UnsafeVersion with the reason (see ``run_refusal``)."""
+    problem = run_refusal(registry, version)
+    if problem:
+        raise UnsafeVersion(problem)
+    return version

@@ -84,12 +84,16 @@ def _assert_seed_verdicts(snaps: dict[str, Path]) -> None:
     }
     assert "Deprecated" in next(c for c in report["changes"] if c["kind"] == "description_changed")["after"]
 
-    # Reversed: a v2-era client meets a v1 server — the argument and the output field are gone.
+    # Reversed: a v2-era client meets a v1 server — the argument and the output field are gone. The input
+    # object admits unknown keys, so a call sending `language` still validates and the value is silently
+    # ignored (dangerous); the output field's readers break.
     report = diff_snapshots(snaps["v2"], snaps["v1"])
     assert worst_level(report) == "clients"
     assert {(c["kind"], c["path"]) for c in report["changes"] if c["breaksClients"]} == {
-        ("parameter_removed", "inputSchema.properties.language"),
         ("output_property_removed", "outputSchema.properties.year"),
+    }
+    assert {(c["kind"], c["path"]) for c in report["changes"] if c["grade"] == "dangerous"} == {
+        ("parameter_ignored", "inputSchema.properties.language"),
     }
 
 

@@ -9,6 +9,8 @@ from typing import Any
 import pytest
 from markdown_it import MarkdownIt
 
+from tests.contract.helpers import obj
+from tests.contract.rules.helpers import STR, schema_diff
 from watcher.contract.report import change_json, fails, render, worst_level
 from watcher.contract.rules import RULES
 from watcher.contract.rules.base import make_change
@@ -111,3 +113,12 @@ def test_github_annotations_are_escaped_one_per_line() -> None:
 def test_unknown_format_is_refused() -> None:
     with pytest.raises(ValueError, match="format must be one of"):
         render(REPORT, "html")
+
+
+def test_dangerous_changes_fail_only_from_the_dangerous_level_and_have_their_own_table() -> None:
+    changes = schema_diff(obj({"q": STR, "lang": STR}), obj({"q": STR}))
+    report = {"baseline": "a", "candidate": "b", "changes": changes}
+    assert [c["grade"] for c in changes] == ["dangerous"]
+    assert not fails(report, "clients")
+    assert fails(report, "dangerous") and fails(report, "models")
+    assert "### Dangerous: still valid, no longer the same meaning (1)" in render(report, "markdown")

@@ -49,7 +49,9 @@ def logs(caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
 def test_without_its_variable_the_server_exits_and_both_eras_fail(tmp_path: Path, capsys: pytest.CaptureFixture):
     assert snapshot(tmp_path / "none") == 1
     out = capsys.readouterr().out
-    assert out.count("Please set SCOPED_API_TOKEN") == 2  # the server's own words, once per era
+    # The server's own words, once per era and client profile (typical and none).
+    assert out.count("Please set SCOPED_API_TOKEN") == 4
+    assert out.count("(client profile none): error:") == 2
 
 
 def test_env_gives_the_value_to_the_server_only(tmp_path: Path, capsys: pytest.CaptureFixture, logs):

@@ -705,7 +705,11 @@ API_SCOPES: dict[str, set[str] | str] = {
     "conversations.members": "read",
     "conversations.history": "history",
     "conversations.replies": "history",
+    "usergroups.users.list": {"usergroups:read"},
+    "views.open": set(),
 }
+SLASH_COMMAND_SCOPE = "commands"
+"""Not a Web API method's: a slash command (watcher.slackapp) needs it."""
 KIND_SCOPE_PREFIX = {"public_channel": "channels", "private_channel": "groups", "mpim": "mpim", "im": "im"}
 
 
@@ -739,8 +743,9 @@ def _api_methods_behind(method: str) -> frozenset[str]:
 
 
 def _notify_calls() -> Iterator[tuple[Path, ast.Call, str]]:
-    """(file, call, WebClient method) for every Web API call in watcher/notify/."""
-    for path in sorted((ROOT / "watcher" / "notify").rglob("*.py")):
+    """(file, call, WebClient method) for every Web API call in watcher/notify/ and watcher/slackapp/."""
+    paths = [*(ROOT / "watcher" / "notify").rglob("*.py"), *(ROOT / "watcher" / "slackapp").rglob("*.py")]
+    for path in sorted(paths):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
                 name = node.func.attr
@@ -786,7 +791,8 @@ def test_slack_manifest_asks_for_exactly_the_scopes_the_code_uses():
     granted = manifest["oauth_config"]["scopes"]["bot"]
     assert len(granted) == len(set(granted)), "a scope is listed twice"
     needed, _ = _scopes_used_by_the_code()
-    assert set(granted) == needed
+    commands = [c["command"] for c in manifest["features"].get("slash_commands", [])]
+    assert set(granted) == needed | ({SLASH_COMMAND_SCOPE} if commands else set())
     assert not manifest["oauth_config"]["scopes"].get("user"), "the service uses no user token"
 
 
@@ -798,9 +804,12 @@ def test_slack_manifest_is_a_well_formed_bot_app():
     assert re.fullmatch(r"#[0-9a-fA-F]{6}", info["background_color"])
     assert 1 <= len(manifest["features"]["bot_user"]["display_name"]) <= 80
     settings = manifest["settings"]
-    # The service reads one long-lived bot token and receives no events.
-    assert settings["token_rotation_enabled"] is False and settings["socket_mode_enabled"] is False
-    assert "event_subscriptions" not in settings and "interactivity" not in settings
+    # The service reads one long-lived bot token; clicks and /mcp-watcher arrive over Socket Mode (no events).
+    assert settings["token_rotation_enabled"] is False and settings["socket_mode_enabled"] is True
+    assert "event_subscriptions" not in settings and settings["interactivity"] == {"is_enabled": True}
+    from watcher.slackapp.app import COMMAND
+
+    assert [c["command"] for c in manifest["features"]["slash_commands"]] == [COMMAND]
 
 
 def test_readme_maps_every_scope_to_the_api_methods_that_need_it():

@@ -5,6 +5,8 @@
         host.requests                                     # (method, path, authorized) per request
 
 With a token set, a request without `Authorization: Basic base64(x-access-token:<token>)` answers 401.
+
+    host.stall = threading.Event()   # upload-pack answers send half their bytes, then wait until it is set
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ class FakeGitHost(LoopbackServer):
     root: Path = Path(".")
     token: str | None = None
     requests: list[tuple[str, str, bool]] = field(default_factory=list)
+    stall: threading.Event | None = None
 
     def __post_init__(self) -> None:
         self._lock = threading.Lock()
@@ -79,6 +82,14 @@ class FakeGitHost(LoopbackServer):
             handler.send_header(name, value)
         handler.send_header("Content-Length", str(len(payload)))
         handler.end_headers()
+        stall = self.stall
+        fetching = handler.command == "POST" and parts.path.endswith("/git-upload-pack") and b"ls-refs" not in body
+        if stall is not None and fetching:
+            half = len(payload) // 2
+            handler.wfile.write(payload[:half])
+            handler.wfile.flush()
+            stall.wait(60)  # a fetch caught half-way (the test kills it meanwhile)
+            payload = payload[half:]
         handler.wfile.write(payload)
 
 

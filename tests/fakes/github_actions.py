@@ -6,6 +6,8 @@
     # it through plan.statuses; when completed it has the plan's artifacts.
     gh.actions.dispatches                       # the inputs of every accepted dispatch
     gh.actions.token = "ghp_…"                  # then a request without "Bearer <token>" answers 401/403
+    gh.actions.accept_then_fail = [502]         # the next dispatch starts its run, then answers 502 anyway
+    gh.actions.direct_download = True           # the zip from the API itself (200), not a redirect
 
 Answers follow the recorded shapes in tests/fixtures/github_actions/.
 """
@@ -70,6 +72,8 @@ class FakeActions:
         self.runs: dict[int, _Run] = {}
         self.dispatches: list[dict[str, Any]] = []
         self.token: str | None = None
+        self.accept_then_fail: list[int] = []
+        self.direct_download = False
         self._next_id = 11750009000
 
     def add_workflow(self, repo: str, workflow: str, plan: RunPlan | None = None) -> None:
@@ -136,6 +140,8 @@ class FakeActions:
                 run = self.runs.get(int(rest[2]))
                 if run is None or self._artifact_zip(run) is None:
                     return 404, {"message": "Not Found"}, {}
+                if self.direct_download:
+                    return 200, self._artifact_zip(run), {}
                 return 302, b"", {"Location": f"{self.base}/blob/artifacts/{run.id}.zip?sig=short-lived"}
         return 404, {"message": "Not Found"}, {}
 
@@ -155,6 +161,8 @@ class FakeActions:
         self.dispatches.append(dict(inputs))
         title = f"mcp-watcher {inputs['server']} {inputs['sdk_package']} {inputs['sdk_version']} [{inputs['run_key']}]"
         self._new_run(repo, workflow, title, copy.deepcopy(plan))
+        if self.accept_then_fail:
+            return self.accept_then_fail.pop(0), {"message": "Server Error"}, {}
         return 204, b"", {}
 
     def _list_runs(self, repo: str, query: dict[str, str]):

@@ -14,6 +14,12 @@ The real ``slack-sdk`` client talks to it over loopback (``WebClient(base_url=fa
 Methods: auth.test, chat.postMessage (text, blocks, thread_ts, metadata), conversations.list,
 conversations.history (with metadata), files.getUploadURLExternal, the upload URL itself,
 files.completeUploadExternal. Also an incoming-webhook URL (``slack.webhook_url``).
+
+For an interactive app: conversations.members (``members``, per channel name), usergroups.users.list
+(``usergroups``), chat.postEphemeral and views.open (recorded in ``ephemerals`` and ``views``), response
+URLs (``response_url()``; what the app sends there lands in ``responses``), and apps.connections.open
+(with ``app_token``), answering a ``ws://127.0.0.1`` URL of a real WebSocket server
+(``tests.fakes.slack_socket``) that carries Socket Mode envelopes: ``slack.socket.send(...)``.
 Unknown channels answer ``channel_not_found``; a wrong token answers ``invalid_auth``.
 """
 
@@ -28,6 +34,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 from tests.fakes.loopback import LoopbackServer
+from tests.fakes.slack_socket import SocketModeServer
 
 
 @dataclass
@@ -48,8 +55,17 @@ class FakeSlack(LoopbackServer):
     files: list[dict[str, Any]] = field(default_factory=list)
     calls: list[str] = field(default_factory=list)
     webhook_posts: list[dict[str, Any]] = field(default_factory=list)
+    app_token: str = "xapp-test-app-token"
+    members: dict[str, list[str]] = field(default_factory=dict)
+    """Channel name → user ids (conversations.members)."""
+    usergroups: dict[str, list[str]] = field(default_factory=dict)
+    """User group id → user ids (usergroups.users.list)."""
+    ephemerals: list[dict[str, Any]] = field(default_factory=list)
+    views: list[dict[str, Any]] = field(default_factory=list)
+    responses: list[dict[str, Any]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
+        self.socket = SocketModeServer()
         self._lock = threading.Lock()
         self._failures: dict[str, list[_Failure]] = {}
         self._delays: dict[str, list[float]] = {}
@@ -58,6 +74,17 @@ class FakeSlack(LoopbackServer):
         self._ids = {name: f"C{index:08d}" for index, name in enumerate(self.channels, 1)}
 
     # --- addresses (start/stop come from LoopbackServer) ---------------------------------------------
+
+    def start(self) -> FakeSlack:
+        self.socket.start()
+        return super().start()
+
+    def stop(self) -> None:
+        super().stop()
+        self.socket.stop()
+
+    def response_url(self, name: str = "r1") -> str:
+        return f"{self.base}/response/{name}"
 
     @property
     def api_url(self) -> str:
@@ -104,6 +131,11 @@ class FakeSlack(LoopbackServer):
         if url.path.startswith("/upload/"):
             self._upload(request, url.path, raw)
             return
+        if url.path.startswith("/response/"):
+            with self._lock:
+                self.responses.append({"url": url.path, **json.loads(raw or b"{}")})
+            self._reply(request, 200, {"ok": True})
+            return
         method = url.path.removeprefix("/api/")
         params: dict[str, Any] = dict(parse_qsl(url.query))
         ctype = request.headers.get("Content-Type", "")
@@ -127,7 +159,8 @@ class FakeSlack(LoopbackServer):
             body = {"ok": False, "error": failure.error or ("ratelimited" if failure.status == 429 else "fatal_error")}
             self._reply(request, failure.status, body, headers)
             return
-        if request.headers.get("Authorization") != f"Bearer {self.token}":
+        expected = self.app_token if method == "apps.connections.open" else self.token
+        if request.headers.get("Authorization") != f"Bearer {expected}":
             self._reply(request, 200, {"ok": False, "error": "invalid_auth"})
             return
         handler = getattr(self, "_api_" + method.replace(".", "_"), None)
@@ -202,6 +235,42 @@ class FakeSlack(LoopbackServer):
         with self._lock:
             self.messages.append(message)
         return {"ok": True, "channel": channel, "ts": message["ts"], "message": {"text": message["text"]}}
+
+    def _api_apps_connections_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        return {"ok": True, "url": self.socket.url()}
+
+    def _api_conversations_members(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._resolve(str(params.get("channel", "")))
+        if channel is None:
+            return {"ok": False, "error": "channel_not_found"}
+        name = next(n for n, cid in self._ids.items() if cid == channel)
+        return {"ok": True, "members": self.members.get(name, []), "response_metadata": {"next_cursor": ""}}
+
+    def _api_usergroups_users_list(self, params: dict[str, Any]) -> dict[str, Any]:
+        group = str(params.get("usergroup", ""))
+        if group not in self.usergroups:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": self.usergroups[group]}
+
+    def _api_chat_postEphemeral(self, params: dict[str, Any]) -> dict[str, Any]:
+        channel = self._resolve(str(params.get("channel", "")))
+        if channel is None:
+            return {"ok": False, "error": "channel_not_found"}
+        with self._lock:
+            self.ephemerals.append({"channel": channel, "user": params.get("user"), "text": params.get("text")})
+        return {"ok": True, "message_ts": self._next_ts()}
+
+    def _api_views_open(self, params: dict[str, Any]) -> dict[str, Any]:
+        view = params.get("view")
+        if isinstance(view, str):
+            view = json.loads(view)
+        if not params.get("trigger_id") or not isinstance(view, dict):
+            return {"ok": False, "error": "invalid_arguments"}
+        with self._lock:
+            number = len(self.views) + 1
+            opened = {**view, "id": f"V{number:08d}", "hash": f"{number}.abc", "trigger_id": params["trigger_id"]}
+            self.views.append(opened)
+        return {"ok": True, "view": opened}
 
     def _api_conversations_list(self, params: dict[str, Any]) -> dict[str, Any]:
         chans = [{"id": cid, "name": name.lstrip("#")} for name, cid in self._ids.items()]

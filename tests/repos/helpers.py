@@ -60,7 +60,11 @@ def central_config(
         ],
         "servers": servers or [],
         "repos": repos,
-        "suites": {"runs_dir": str(folder / "runs"), "git_cache_dir": str(folder / "git")},
+        "suites": {
+            "runs_dir": str(folder / "runs"),
+            "git_cache_dir": str(folder / "git"),
+            "git_protocols": ["https", "ssh", "file", "http"],  # local paths and the loopback git host
+        },
         **more,
     }
     path = folder / "watcher.yaml"

@@ -16,6 +16,8 @@ from watcher.suites.notices import render
 from watcher.suites.runner import run_check
 
 TOKEN = "gho_" + "f" * 36
+LOCAL = ("file", "http")
+"""These tests fetch from local repositories and a loopback host: protocols a deployment allows only by config."""
 
 
 def fetch(url: str, tmp: Path, run: str, *, ref: str = "main", subdir: str = "", token: str | None = None):
@@ -27,6 +29,7 @@ def fetch(url: str, tmp: Path, run: str, *, ref: str = "main", subdir: str = "",
         token=token,
         timeout=60,
         secret_names=set(),
+        protocols=LOCAL,
     )
 
 
@@ -122,7 +125,10 @@ def source_server(repo: str, **overrides) -> dict:
 def test_a_repository_that_cannot_be_fetched_is_an_error_result_never_the_last_good_checkout(tmp_path: Path):
     repo = new_repo(tmp_path / "repo", {"server/app.py": "x = 1\n"})
     loaded = write_config(
-        tmp_path, [source_server(f"file://{repo}", source={"git": f"file://{repo}", "ref": "nope"})], tmp_path / "envs"
+        tmp_path,
+        [source_server(f"file://{repo}", source={"git": f"file://{repo}", "ref": "nope"})],
+        tmp_path / "envs",
+        git_protocols=list(LOCAL),
     )
     report = run_check(loaded, "books-git", "2.3.0")
     assert report["verdict"] == "error"
@@ -136,7 +142,12 @@ def test_a_repository_that_cannot_be_fetched_is_an_error_result_never_the_last_g
 def test_an_unset_token_variable_is_an_error_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("BOOKS_GIT_TOKEN", raising=False)
     repo = new_repo(tmp_path / "repo", {"server/app.py": "x = 1\n"})
-    loaded = write_config(tmp_path, [source_server(f"file://{repo}", token_env="BOOKS_GIT_TOKEN")], tmp_path / "envs")
+    loaded = write_config(
+        tmp_path,
+        [source_server(f"file://{repo}", token_env="BOOKS_GIT_TOKEN")],
+        tmp_path / "envs",
+        git_protocols=list(LOCAL),
+    )
     report = run_check(loaded, "books-git", "2.3.0")
     assert report["verdict"] == "error"
     assert "BOOKS_GIT_TOKEN is not set" in report["reasons"][0]["reason"]

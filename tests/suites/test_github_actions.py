@@ -208,7 +208,7 @@ def test_rate_limits_are_waited_out(tmp_path: Path, gh: FakeGitHub):
     gh.fail_next(
         f"/repos/{REPO}/actions/runs", status=429, body='{"message": "You have exceeded a secondary rate limit"}'
     )
-    loaded = config(tmp_path, gh)
+    loaded = config(tmp_path, gh, timeout_minutes=5)  # a budget longer than the waits asked for
     store = Store(tmp_path / "state.db")
     store.queue_run("books-ci", "python", VERSION, "test")
     run = store.claim_run()
@@ -219,3 +219,61 @@ def test_rate_limits_are_waited_out(tmp_path: Path, gh: FakeGitHub):
     assert report["verdict"] == "fail", report["reasons"]
     assert 7.0 in waits and 60.0 in waits
     assert len(gh.actions.dispatches) == 1
+
+
+def _claimed(tmp_path: Path, gh: FakeGitHub, **executor: Any):
+    loaded = config(tmp_path, gh, **executor)
+    store = Store(tmp_path / "state.db")
+    store.queue_run("books-ci", "python", VERSION, "test")
+    run = store.claim_run()
+    server = loaded.config.server("books-ci")
+    assert isinstance(server.executor, GitHubActionsExecutor)
+    return loaded, store, run, server
+
+
+def test_a_retry_after_of_an_hour_ends_at_once_when_it_would_pass_the_run_deadline(tmp_path: Path, gh: FakeGitHub):
+    gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=ci_report()))
+    gh.fail_next(f"/repos/{REPO}/actions/workflows/", status=429, headers={"retry-after": "3600"})
+    loaded, store, run, server = _claimed(tmp_path, gh, timeout_minutes=2)
+    slept: list[float] = []
+    began = time.monotonic()
+    report = run_on_actions(loaded, store, run, server, server.executor, threading.Event(), wait=slept.append)
+    assert time.monotonic() - began < 20
+    assert report["verdict"] == "error" and slept == []
+    assert "past the run's deadline" in report["reasons"][0]["reason"]
+    assert gh.actions.dispatches == []
+
+
+def test_a_long_rate_limit_wait_ends_on_stop(tmp_path: Path, gh: FakeGitHub):
+    gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=ci_report()))
+    gh.fail_next(f"/repos/{REPO}/actions/workflows/", status=429, headers={"retry-after": "3600"})
+    loaded, store, run, server = _claimed(tmp_path, gh, timeout_minutes=120)  # the wait fits the deadline
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()  # SIGTERM's handler sets the service's stop event
+    began = time.monotonic()
+    report = run_on_actions(loaded, store, run, server, server.executor, stop)
+    assert time.monotonic() - began < 20
+    assert report["verdict"] == "error"
+    assert "interrupted" in report["reasons"][0]["reason"]
+
+
+def test_a_dispatch_accepted_but_answered_502_is_looked_up_not_sent_again(tmp_path: Path, gh: FakeGitHub):
+    gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=ci_report(), appear_after=1))
+    gh.actions.accept_then_fail = [502]
+    loaded, store, run, server = _claimed(tmp_path, gh)
+    report = run_on_actions(loaded, store, run, server, server.executor, None)
+    assert len(gh.actions.dispatches) == 1 and len(gh.actions.runs) == 1  # exactly one run for the key
+    assert gh.count(f"/repos/{REPO}/actions/workflows/") == 1
+    assert report["verdict"] == "fail", report["reasons"]
+    [remote] = gh.actions.runs.values()
+    assert report["actions"]["run_id"] == remote.id
+
+
+def test_a_dispatch_lost_before_github_took_it_is_sent_again_after_the_look_up(tmp_path: Path, gh: FakeGitHub):
+    gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=ci_report()))
+    gh.fail_next(f"/repos/{REPO}/actions/workflows/", status=502)  # refused before any run started
+    loaded, store, run, server = _claimed(tmp_path, gh, lookup_seconds=0.2)
+    report = run_on_actions(loaded, store, run, server, server.executor, None)
+    assert gh.count(f"/repos/{REPO}/actions/workflows/") == 2
+    assert len(gh.actions.runs) == 1
+    assert report["verdict"] == "fail", report["reasons"]

@@ -37,7 +37,7 @@ def test_a_server_from_git_is_checked_at_its_commit_and_a_new_commit_changes_the
         "requirements": ["2025-11-25"],
         "timeouts": {"install": 300, "start": 60, "suite": 300, "snapshot": 60},
     }
-    loaded = write_config(tmp_path, [server], tmp_path / "envs")
+    loaded = write_config(tmp_path, [server], tmp_path / "envs", git_protocols=["file"])
     store = Store(tmp_path / "state.db")
     first_commit = head(repo)
     assert queue_for_release(loaded, store, "python", "2.3.0", prerelease=True) == ["books-git"]

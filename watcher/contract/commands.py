@@ -29,9 +29,9 @@ from watcher.contract.credentials import (
     read_profile,
 )
 from watcher.contract.diff import SnapshotError, diff_snapshots
-from watcher.contract.handshake import CLIENT_PROFILES, DEFAULT_CLIENT_PROFILE, client_profile
+from watcher.contract.handshake import CLIENT_PROFILES, DEFAULT_CLIENT_PROFILES
 from watcher.contract.report import FORMATS, LEVELS, fails, render
-from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, take_snapshot_sync
+from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, distinct_profiles, take_snapshot_sync
 
 __all__ = ["PROFILE_ENV_PREFIX", "UsageError", "build_target", "register", "run_diff", "run_snapshot"]
 
@@ -78,10 +78,12 @@ def register(subparsers: Subparsers) -> None:
     )
     snapshot.add_argument(
         "--client-profile",
-        default=DEFAULT_CLIENT_PROFILE,
+        action="append",
+        default=None,
         metavar="NAME",
-        help=f"client capabilities to declare: {', '.join(CLIENT_PROFILES)} (default {DEFAULT_CLIENT_PROFILE}: "
-        "roots, sampling, elicitation) or a comma list of them; recorded in server.json",
+        help=f"client capabilities to declare: {', '.join(CLIENT_PROFILES)} or a comma list of them; repeat to take "
+        f"the contract under several profiles (default: {' and '.join(DEFAULT_CLIENT_PROFILES)}); the first is "
+        "written to DIR, the others to DIR/profiles/NAME; recorded in server.json",
     )
     snapshot.add_argument(
         "--no-version-probes",
@@ -198,8 +200,9 @@ def run_snapshot(args: argparse.Namespace) -> int:
     except UsageError as exc:
         print(f"mcp-watcher snapshot: {exc}", file=sys.stderr)
         return 2
+    profiles = list(args.client_profile or DEFAULT_CLIENT_PROFILES)
     try:
-        client_profile(args.client_profile)
+        distinct_profiles(profiles)
     except ValueError as exc:
         print(f"mcp-watcher snapshot: --client-profile: {exc}", file=sys.stderr)
         return 2
@@ -209,15 +212,17 @@ def run_snapshot(args: argparse.Namespace) -> int:
         era=args.era,
         timeout=args.timeout,
         profile=args.profile,
-        client_profile_name=args.client_profile,
+        client_profile_name=profiles,
         probe_versions=not args.no_version_probes,
     )
     any_ok = False
-    for era, result in summary["eras"].items():
-        counts = ", ".join(f"{name} {count}" for name, count in result["counts"].items())
-        version = f", protocol {result['protocolVersion']}" if result.get("protocolVersion") else ""
-        print(f"{era}: {result['status']}" + (f" ({counts}{version})" if counts else ""))
-        any_ok = any_ok or result["status"] == "ok"
+    for index, (profile_name, eras) in enumerate(summary["profiles"].items()):
+        for era, result in eras.items():
+            counts = ", ".join(f"{name} {count}" for name, count in result["counts"].items())
+            version = f", protocol {result['protocolVersion']}" if result.get("protocolVersion") else ""
+            label = f"{era} (client profile {profile_name})" if index else era
+            print(f"{label}: {result['status']}" + (f" ({counts}{version})" if counts else ""))
+            any_ok = any_ok or result["status"] == "ok"
     print(f"snapshot written to {args.out}")
     return 0 if any_ok else 1
 

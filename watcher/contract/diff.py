@@ -32,7 +32,7 @@ from watcher.contract.report import DiffReport, report_json
 from watcher.contract.rules import FAMILIES_BY_LIST, errors, evolution, lists, renames, server
 from watcher.contract.rules.base import Change, Compared
 from watcher.contract.schema_diff import canonical
-from watcher.contract.snapshot import ERAS
+from watcher.contract.snapshot import ERAS, PROFILES_DIR
 from watcher.errors import ContractError
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
@@ -83,16 +83,27 @@ def compare_snapshots(
     server_name: str | None = None,
     today: dt.date | None = None,
 ) -> DiffReport:
-    """Every change between two snapshot directories, era by era; labels name the sides in the report."""
-    base, base_layout = load_snapshot(Path(baseline))
-    cand, cand_layout = load_snapshot(Path(candidate))
+    """Every change between two snapshot directories, client profile by profile and era by era; labels
+    name the sides in the report. A change seen under any profile counts; with two or more profiles
+    compared, each change says under which (`profile`)."""
+    base_profiles = load_profiles(Path(baseline))
+    cand_profiles = load_profiles(Path(candidate))
     notes: list[str] = []
-    per_era: dict[str | None, list[Change]] = {}
+    pairs = _pair_profiles(base_profiles, cand_profiles, notes)
+    per_profile: dict[str | None, list[Change]] = {}
     compared: list[str] = []
-    for era_tag, b, c, era_bound in _pair_eras(base, base_layout == "both", cand, cand_layout == "both", notes):
-        per_era[era_tag] = compare_era(b, c, era_bound, notes, server_name, today)
-        compared.append(era_tag or f"{b.era or 'unknown'} vs {c.era or 'unknown'}")
-    found = _merge_eras(per_era)
+    for name, base_path, cand_path in pairs:
+        base, base_layout = load_snapshot(base_path)
+        cand, cand_layout = load_snapshot(cand_path)
+        per_era: dict[str | None, list[Change]] = {}
+        for era_tag, b, c, era_bound in _pair_eras(base, base_layout == "both", cand, cand_layout == "both", notes):
+            per_era[era_tag] = compare_era(b, c, era_bound, notes, server_name, today)
+            label = era_tag or f"{b.era or 'unknown'} vs {c.era or 'unknown'}"
+            if label not in compared:
+                compared.append(label)
+        per_profile[name] = _merge_eras(per_era)
+    several = len(per_profile) > 1
+    found = _merge_profiles(per_profile, cand_profiles) if several else next(iter(per_profile.values()))
     found.sort(key=_sort_key)
     return DiffReport(
         baseline=baseline_label if baseline_label is not None else str(baseline),
@@ -100,8 +111,107 @@ def compare_snapshots(
         changes=tuple(c for c in found if not c.rule.lint),
         lints=tuple(c for c in found if c.rule.lint),
         eras=tuple(compared),
-        notes=tuple(notes),
+        notes=tuple(dict.fromkeys(notes)),  # each profile pair may say the same thing about an era
     )
+
+
+# -- client profiles -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileSide:
+    """One client profile's snapshot folder and the capabilities it declared."""
+
+    path: Path
+    capabilities: frozenset[str] | None
+    """None when not recorded."""
+
+
+def load_profiles(path: Path) -> dict[str | None, ProfileSide]:
+    """{profile name: its folder}: the main folder (named by the profile its manifest or server.json
+    records; None when neither does) and each `profiles/<name>/` folder."""
+    if not path.is_dir():
+        load_snapshot(path)  # raises the usual, path-naming error
+    main = _recorded_profile(path)
+    profiles: dict[str | None, ProfileSide] = {main[0] if main else None: ProfileSide(path, main[1] if main else None)}
+    folder = path / PROFILES_DIR
+    if folder.is_dir():
+        for child in sorted(folder.iterdir()):
+            if child.is_dir() and child.name not in profiles:
+                recorded = _recorded_profile(child)
+                profiles[child.name] = ProfileSide(child, recorded[1] if recorded else None)
+    return profiles
+
+
+def _recorded_profile(path: Path) -> tuple[str, frozenset[str]] | None:
+    candidates = [path / "snapshot.json", *(path / era / SERVER_FILE for era in ERAS), path / SERVER_FILE]
+    for file in candidates:
+        if not file.is_file():
+            continue
+        record = _read_json(file)
+        profile = record.get("clientProfile") if isinstance(record, dict) else None
+        if isinstance(profile, dict) and isinstance(profile.get("name"), str):
+            capabilities = profile.get("capabilities")
+            caps = frozenset(c for c in capabilities if isinstance(c, str)) if isinstance(capabilities, list) else None
+            return profile["name"], caps or frozenset()
+    return None
+
+
+def _pair_profiles(
+    base: dict[str | None, ProfileSide], cand: dict[str | None, ProfileSide], notes: list[str]
+) -> list[tuple[str | None, Path, Path]]:
+    """The (profile, baseline folder, candidate folder) pairs to compare: every profile both sides took;
+    two one-profile snapshots of different profiles are compared with each other (and a note says so)."""
+    common = [name for name in cand if name in base]
+    if not common:
+        ((_, b),) = list(base.items())[:1]
+        ((_, c),) = list(cand.items())[:1]
+        return [(None, b.path, c.path)]
+    for name in base:
+        if name not in cand:
+            notes.append(f"client profile {name}: not in the candidate snapshot; not compared")
+    for name in cand:
+        if name not in base:
+            notes.append(f"client profile {name}: not in the baseline snapshot; not compared")
+    return [(name, base[name].path, cand[name].path) for name in common]
+
+
+def _merge_profiles(per_profile: dict[str | None, list[Change]], cand: dict[str | None, ProfileSide]) -> list[Change]:
+    """Tag each change with its profile; one seen identically under several is reported once, naming all.
+    A tool gone under one profile but still offered under a profile declaring more capabilities is
+    `tool_requires_capability`, not `tool_removed`."""
+    tagged: list[Change] = []
+    for name, changes in per_profile.items():
+        for change in changes:
+            tagged.append(_capability_bound(change, name, cand) or dataclasses.replace(change, profile=name))
+    merged: dict[str, Change] = {}
+    seen_under: dict[str, list[str]] = {}
+    for change in tagged:
+        signature = _signature(change)
+        if signature not in merged:
+            merged[signature] = change
+            seen_under[signature] = []
+        seen_under[signature].append(str(change.profile))
+    return [dataclasses.replace(change, profile=", ".join(seen_under[sig])) for sig, change in merged.items()]
+
+
+def _capability_bound(change: Change, profile: str | None, cand: dict[str | None, ProfileSide]) -> Change | None:
+    if change.rule is not lists.TOOL_REMOVED or profile not in cand:
+        return None
+    own = cand[profile].capabilities or frozenset()
+    for other, side in cand.items():
+        if other == profile or side.capabilities is None or not side.capabilities > own:
+            continue
+        if _offers_tool(side.path, change.name, change.era):
+            extra = sorted(side.capabilities - own)
+            return lists.requires_capability(change, profile or "", str(other), extra)
+    return None
+
+
+def _offers_tool(path: Path, name: str, era: str | None) -> bool:
+    snapshot, _ = load_snapshot(path)
+    eras = [e for e in snapshot if era in (None, "both") or e == era or e is None]
+    return any(name in (snapshot[e].lists.get("tools") or {}) for e in eras)
 
 
 # -- loading ---------------------------------------------------------------------------------------
@@ -331,8 +441,9 @@ def compare_list(
                 )
             )
         )
-        # What else changed between the two is reported under the new name.
-        changes.extend(_check_entry(spec.name, rename.new, old_entry, new_entry))
+        # What else changed is reported under the old name: the entry its callers know. The new name had
+        # no callers, so no finding may name it as if it had.
+        changes.extend(_check_entry(spec.name, rename.old, old_entry, new_entry))
     if spec.name in ("resources", "resource-templates"):
         for old_key, new_key in _match_moved(removed, added):
             changes.extend(_check_entry(spec.name, old_key, removed.pop(old_key), added.pop(new_key)))
@@ -394,7 +505,16 @@ def _merge_eras(per_era: dict[str | None, list[Change]]) -> list[Change]:
 
 def _signature(change: Change) -> str:
     """Equal for two changes that say the same thing (their era aside)."""
-    fields = (change.rule.id, change.list_name, change.name, change.path, change.before, change.after, change.hint)
+    fields = (
+        change.rule.id,
+        change.list_name,
+        change.name,
+        change.path,
+        change.before,
+        change.after,
+        change.hint,
+        change.era,
+    )
     return canonical(fields)
 
 

@@ -30,6 +30,10 @@ CLIENT_PROFILES: dict[str, tuple[str, ...]] = {
 }
 """Named client-capability profiles. `typical` is what a desktop or IDE host declares."""
 DEFAULT_CLIENT_PROFILE = "typical"
+DEFAULT_CLIENT_PROFILES: tuple[str, ...] = ("typical", "none")
+"""What a snapshot is taken under by default: a desktop or IDE host, and a bare client (a script, a host
+without sampling or elicitation), so that a tool offered only to some clients is seen to be missing for
+the others. The first is the snapshot's main profile."""
 _RAW = TypeAdapter(dict[str, Any])
 
 

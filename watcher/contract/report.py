@@ -18,7 +18,7 @@ from typing import Any
 from watcher.contract.rules.base import Change
 
 FORMATS = ("json", "markdown", "junit", "github")
-LEVELS = ("clients", "models", "lints", "none")
+LEVELS = ("clients", "dangerous", "models", "lints", "none")
 _CELL_LIMIT = 120
 
 
@@ -57,6 +57,8 @@ def change_json(change: Change) -> dict[str, Any]:
         record["hint"] = change.hint
     if change.era:
         record["era"] = change.era
+    if change.profile:
+        record["profile"] = change.profile
     return record
 
 
@@ -71,6 +73,7 @@ def report_json(report: DiffReport) -> dict[str, Any]:
             "total": len(report.changes),
             "breaksClients": sum(1 for c in report.changes if c.breaks_clients),
             "affectsModels": sum(1 for c in report.changes if c.affects_models),
+            "dangerous": sum(1 for c in report.changes if c.grade == "dangerous"),
             "lints": len(report.lints),
         },
         "eras": list(report.eras),
@@ -93,6 +96,8 @@ def at_level(change: dict[str, Any], fail_on: str) -> bool:
     """Whether one change is at or above the --fail-on level."""
     if fail_on == "clients":
         return bool(change.get("breaksClients"))
+    if fail_on == "dangerous":
+        return bool(change.get("breaksClients")) or change.get("grade") == "dangerous"
     if fail_on == "models":
         return bool(change.get("breaksClients") or change.get("affectsModels"))
     if fail_on == "lints":
@@ -168,9 +173,19 @@ def _markdown(report: dict[str, Any]) -> str:
         f"**{_summary_line(report)}.**",
         "",
     ]
+    # The client profile a change was seen under, shown when the snapshots were taken under several.
+    profiled = any(c.get("profile") for c in [*changes, *(report.get("lints") or [])])
     groups = (
         ("Breaks clients", [c for c in changes if c.get("breaksClients")]),
-        ("Affects models", [c for c in changes if not c.get("breaksClients") and c.get("affectsModels")]),
+        ("Dangerous: still valid, no longer the same meaning", [c for c in changes if c.get("grade") == "dangerous"]),
+        (
+            "Affects models",
+            [
+                c
+                for c in changes
+                if not c.get("breaksClients") and c.get("grade") != "dangerous" and c.get("affectsModels")
+            ],
+        ),
         ("Other changes", [c for c in changes if not c.get("breaksClients") and not c.get("affectsModels")]),
         ("Lints", list(report.get("lints") or [])),
     )
@@ -180,13 +195,14 @@ def _markdown(report: dict[str, Any]) -> str:
         lines += [
             f"### {title} ({len(group)})",
             "",
-            "| Era | List | Name | Path | Change | Before | After |",
-            "|---|---|---|---|---|---|---|",
+            "| Era |" + (" Profile |" if profiled else "") + " List | Name | Path | Change | Before | After |",
+            "|---|" + ("---|" if profiled else "") + "---|---|---|---|---|---|",
         ]
         for c in group:
             change = _code(_rule(c)) + (f" — {_value(c['hint'])}".replace("|", "\\|") if c.get("hint") else "")
             cells = [
                 c.get("era") or "",
+                *([c.get("profile") or ""] if profiled else []),
                 str(c.get("list")),
                 _code(str(c.get("name"))),
                 _code(c.get("path") or ""),
@@ -298,6 +314,8 @@ def _detail(c: dict[str, Any]) -> str:
         lines.append(f"hint: {c['hint']}")
     if c.get("era"):
         lines.append(f"era: {c['era']}")
+    if c.get("profile"):
+        lines.append(f"profile: {c['profile']}")
     return "\n".join(lines)
 
 

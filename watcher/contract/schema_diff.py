@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from watcher.contract.patterns import pattern_direction
+
 ANNOTATIONS = frozenset(
     {
         "description",
@@ -56,6 +58,7 @@ HANDLED = (
             "prefixItems",
             "anyOf",
             "oneOf",
+            "allOf",
             "multipleOf",
             "uniqueItems",
         }
@@ -107,7 +110,10 @@ class Fact:
     kind: property_added | property_removed | required_added | became_required | became_optional |
           type | enum | constraint | annotation
     direction (type / enum / constraint): narrowed (accepts fewer values) | widened | changed (neither or both)
-               | equivalent (numeric bounds spelled differently, admitting the same values)
+               | equivalent (bounds or a pattern spelled differently, admitting the same values)
+               | unknown (a pattern whose inclusion cannot be decided: never guessed as narrowed)
+    direction (property_removed): narrowed (the object no longer admits the key) | ignored (the object
+               admits unknown keys, so a value sent for it still validates and is silently dropped)
     """
 
     kind: str
@@ -209,6 +215,11 @@ class _Walker:
                 member, stack = _Walker._resolve(doc, all_of[0], stack)
                 node = {**member, **rest} if isinstance(member, dict) else member
                 continue
+            if isinstance(all_of, list) and len(all_of) > 1:
+                merged = _merge_object_members(node, [_Walker._resolve(doc, m, stack)[0] for m in all_of])
+                if merged is not None:
+                    node = merged
+                    continue
             return node, stack
         return node, stack
 
@@ -272,21 +283,15 @@ class _Walker:
                 self.variant(xa, xb, path, sa, sb)
             return
         union_kw = kw_b or kw_a or "anyOf"
-        added = [k for k in vb if k not in va]
-        removed = [k for k in va if k not in vb]
-        # integer → number inside a union is a widening of one member, not a removal plus an addition.
-        for k_old, k_new in (("integer", "number"), ("number", "integer")):
-            if k_old in removed and k_new in added:
-                removed.remove(k_old)
-                added.remove(k_new)
-                direction = "widened" if k_new == "number" else "narrowed"
-                member_path = _join(path, f"{union_kw}[{k_old}]")
-                self.emit(Fact("type", _join(member_path, "type"), k_old, k_new, direction, "type"))
-                self.variant(va[k_old][0], vb[k_new][0], member_path, va[k_old][1], vb[k_new][1])
-        for key in va:
-            if key in vb:
-                member_path = _join(path, f"{union_kw}[{key}]")
-                self.variant(va[key][0], vb[key][0], member_path, va[key][1], vb[key][1])
+        pairs, removed, added = self._pair_variants(va, vb)
+        for k_old, k_new in pairs:
+            member_path = _join(path, f"{union_kw}[{k_old}]")
+            (xa, sa), (xb, sb) = va[k_old], vb[k_new]
+            if k_old == k_new:
+                self.variant(xa, xb, member_path, sa, sb)
+            else:
+                # Matched across type keys (integer → number, or an old member found inside a new branch).
+                self.node(xa, xb, member_path, sa, sb)
         before_keys = sorted(va)
         after_keys = sorted(vb)
         for direction, keys in (("widened", added), ("narrowed", removed)):
@@ -303,6 +308,53 @@ class _Walker:
                 self.emit(
                     Fact("type", _join(path, union_kw), before_keys, after_keys, direction, union_kw, tuple(keys))
                 )
+
+    def _pair_variants(
+        self, va: dict[str, tuple[Any, tuple[str, ...]]], vb: dict[str, tuple[Any, tuple[str, ...]]]
+    ) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+        """(old key, new key) pairs, old keys left unmatched, new keys left unmatched.
+
+        Containment first: an old member is paired with a new branch that accepts everything it accepted
+        (its own key's branch when that one does, else the first that does), so an object that became
+        `oneOf [itself, another]` is no narrowing whatever the keys. Without a containing branch it is
+        paired by key as before (the report then says what narrowed), integer ↔ number across keys.
+        """
+        pairs: list[tuple[str, str]] = []
+        unmatched: list[str] = []
+        for key in va:
+            order = ([key] if key in vb else []) + [k for k in vb if k != key]
+            # The containing branch that differs least (a `$ref` branch describing the same properties
+            # before a catch-all open object); its own key's branch first among equals.
+            fits = [
+                (len(facts), n, k)
+                for n, k in enumerate(order)
+                if (facts := self.contained_facts(va[key], vb[k])) is not None
+            ]
+            holder = min(fits)[2] if fits else None
+            if holder is None and key in vb:
+                holder = key
+            if holder is None:
+                unmatched.append(key)
+            else:
+                pairs.append((key, holder))
+        used = {new for _, new in pairs}
+        added = [k for k in vb if k not in used]
+        for k_old, k_new in (("integer", "number"), ("number", "integer")):
+            if k_old in unmatched and k_new in added:
+                unmatched.remove(k_old)
+                added.remove(k_new)
+                pairs.append((k_old, k_new))
+        return pairs, unmatched, added
+
+    def contained(self, a: tuple[Any, tuple[str, ...]], b: tuple[Any, tuple[str, ...]]) -> bool:
+        """Whether every value variant `a` accepts is accepted by variant `b` (as far as the facts tell)."""
+        return self.contained_facts(a, b) is not None
+
+    def contained_facts(self, a: tuple[Any, tuple[str, ...]], b: tuple[Any, tuple[str, ...]]) -> list[Fact] | None:
+        """The facts from variant `a` to variant `b` when `b` accepts every value `a` accepts; else None."""
+        probe = _Walker(self.a, self.b)
+        probe.node(a[0], b[0], "", a[1], b[1])
+        return None if any(narrows(fact) for fact in probe.facts) else probe.facts
 
     def _annotations(self, a: dict[str, Any], b: dict[str, Any], path: str) -> None:
         for key in sorted(set(a) | set(b)):
@@ -330,7 +382,12 @@ class _Walker:
         for key in sorted((set(a) | set(b)) & STRICT_WHEN_PRESENT):
             before, after = a.get(key), b.get(key)
             if not json_equal(before, after):
-                direction = "widened" if after is None else "narrowed"
+                if after is None:
+                    direction = "widened"
+                elif key == "pattern" and isinstance(before, str) and isinstance(after, str):
+                    direction = pattern_direction(before, after)
+                else:
+                    direction = "narrowed"
                 self.emit(Fact("constraint", _join(path, key), before, after, direction, key))
         self._multiple_of(a.get("multipleOf"), b.get("multipleOf"), path)
         if bool(a.get("uniqueItems")) != bool(b.get("uniqueItems")):
@@ -349,10 +406,11 @@ class _Walker:
         for key in ("additionalProperties", "unevaluatedProperties"):
             self._open_schema(key, a.get(key, True), b.get(key, True), path, stack_a, stack_b)
         self._items(a, b, path, stack_a, stack_b)
+        self._all_of(a, b, path, stack_a, stack_b)
         for key in sorted(set(a) | set(b)):
             if key in HANDLED or key in ANNOTATIONS or key in IGNORED or key.startswith("x-"):
                 continue
-            before, after = a.get(key), b.get(key)
+            before, after = _no_op(key, a.get(key)), _no_op(key, b.get(key))
             if not json_equal(strip_titles(before), strip_titles(after)):
                 self.emit(
                     Fact("constraint", _join(path, key), strip_titles(before), strip_titles(after), "changed", key)
@@ -424,13 +482,15 @@ class _Walker:
         req_b = [r for r in b.get("required", []) if isinstance(r, str)] if isinstance(b.get("required"), list) else []
         if not (props_a or props_b or req_a or req_b):
             return
-        names_a = set(props_a) | set(req_a)
-        names_b = set(props_b) | set(req_b)
+        # Names declared by an allOf member (one that could not be merged) are not gone or new: `_all_of` judges them.
+        members_a, members_b = self._member_names(self.a, a), self._member_names(self.b, b)
+        names_a = set(props_a) | set(req_a) | members_a
+        names_b = set(props_b) | set(req_b) | members_b
         set_req_a, set_req_b = set(req_a), set(req_b)
         required_path = _join(path, "required")
         new_required = sorted(n for n in names_b - names_a if n in set_req_b)
         if new_required:
-            self.emit(Fact("required_added", required_path, req_a, req_b, names=tuple(new_required)))
+            self._required_facts("required_added", required_path, req_a, req_b, new_required, props_b)
         for name in sorted(names_b - names_a):
             schema = strip_titles(props_b.get(name, {}))
             detail = "required" if name in set_req_b else "optional"
@@ -444,6 +504,7 @@ class _Walker:
                     names=(name,),
                 )
             )
+        removed_direction = "ignored" if admits_unknown_keys(b) else "narrowed"
         for name in sorted(names_a - names_b):
             schema = strip_titles(props_a.get(name, {}))
             detail = "required" if name in set_req_a else "optional"
@@ -453,6 +514,7 @@ class _Walker:
                     _join(_join(path, "properties"), segment(name)),
                     schema,
                     None,
+                    removed_direction,
                     keyword=detail,
                     names=(name,),
                 )
@@ -461,11 +523,12 @@ class _Walker:
         became_required = sorted(n for n in common if n in set_req_b and n not in set_req_a)
         became_optional = sorted(n for n in common if n in set_req_a and n not in set_req_b)
         if became_required:
-            self.emit(Fact("became_required", required_path, req_a, req_b, names=tuple(became_required)))
+            self._required_facts("became_required", required_path, req_a, req_b, became_required, props_b)
         if became_optional:
             self.emit(Fact("became_optional", required_path, req_a, req_b, names=tuple(became_optional)))
         for name in sorted(common):
-            if name in props_a or name in props_b:
+            in_member = (name in members_a and name not in props_a) or (name in members_b and name not in props_b)
+            if (name in props_a or name in props_b) and not in_member:
                 self.node(
                     props_a.get(name, True),
                     props_b.get(name, True),
@@ -473,6 +536,29 @@ class _Walker:
                     stack_a,
                     stack_b,
                 )
+
+    def _required_facts(
+        self, kind: str, path: str, req_a: list[str], req_b: list[str], names: list[str], props_b: dict[str, Any]
+    ) -> None:
+        """Newly required names, those that declare a `default` apart (keyword "defaulted"): zod 4's output-mode
+        schemas list a defaulted parameter as required, and the server fills the default in."""
+        defaulted = [n for n in names if isinstance(props_b.get(n), dict) and "default" in props_b[n]]
+        plain = [n for n in names if n not in defaulted]
+        if plain:
+            self.emit(Fact(kind, path, req_a, req_b, names=tuple(plain)))
+        if defaulted:
+            self.emit(Fact(kind, path, req_a, req_b, keyword="defaulted", names=tuple(defaulted)))
+
+    @staticmethod
+    def _member_names(doc: _Doc, node: dict[str, Any]) -> set[str]:
+        names: set[str] = set()
+        members: list[Any] = node["allOf"] if isinstance(node.get("allOf"), list) else []
+        for member in members:
+            if isinstance(member, dict) and isinstance(member.get("$ref"), str):
+                member = doc.lookup(member["$ref"])
+            if isinstance(member, dict) and isinstance(member.get("properties"), dict):
+                names |= set(member["properties"])
+        return names
 
     def _open_schema(
         self, key: str, a: Any, b: Any, path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]
@@ -521,6 +607,26 @@ class _Walker:
                         "constraint", _join(path, "prefixItems"), len(prefix_a), len(prefix_b), "changed", "prefixItems"
                     )
                 )
+
+    def _all_of(
+        self, a: dict[str, Any], b: dict[str, Any], path: str, stack_a: tuple[str, ...], stack_b: tuple[str, ...]
+    ) -> None:
+        """`allOf` (two or more members; one is inlined by `_resolve`): the rest of each node was compared
+        already. The new side's members each must accept what the old side accepted — the old node without
+        its allOf, or one of its own members — else the change is reported without a direction."""
+        members_a: list[Any] = a["allOf"] if isinstance(a.get("allOf"), list) else []
+        members_b: list[Any] = b["allOf"] if isinstance(b.get("allOf"), list) else []
+        if json_equal(strip_titles(members_a), strip_titles(members_b)):
+            return
+        parts_a = [({k: v for k, v in a.items() if k != "allOf"}, stack_a), *((m, stack_a) for m in members_a)]
+        parts_b = [({k: v for k, v in b.items() if k != "allOf"}, stack_b), *((m, stack_b) for m in members_b)]
+        widened = all(any(self.contained(old, (m, stack_b)) for old in parts_a) for m in members_b)
+        narrowed = all(any(_Walker(self.b, self.a).contained(new, (m, stack_a)) for new in parts_b) for m in members_a)
+        where = _join(path, "allOf")
+        if widened and narrowed:
+            return
+        direction = "widened" if widened else "narrowed" if narrowed else "changed"
+        self.emit(Fact("constraint", where, strip_titles(members_a), strip_titles(members_b), direction, "allOf"))
 
 
 # -- numeric bounds --------------------------------------------------------------------------------
@@ -579,6 +685,65 @@ def _side(node: dict[str, Any], inclusive_key: str, exclusive_key: str) -> tuple
 # -- helpers -------------------------------------------------------------------------------------
 
 
+_MERGEABLE = frozenset({"type", "properties", "required", "title", "description"})
+
+
+def _merge_object_members(node: dict[str, Any], members: list[Any]) -> dict[str, Any] | None:
+    """`allOf` of plain object members (properties and required only, no property named twice, none
+    closed by additionalProperties) as the one object it means; None when it cannot be merged exactly."""
+    rest = {k: v for k, v in node.items() if k != "allOf"}
+    parts = [rest, *members]
+    if not all(isinstance(p, dict) and set(p) - ANNOTATIONS <= _MERGEABLE for p in members):
+        return None
+    if set(rest) - ANNOTATIONS - IGNORED - _MERGEABLE:
+        return None
+    if any(p.get("type", "object") != "object" for p in parts):
+        return None
+    properties: dict[str, Any] = {}
+    required: list[str] = []
+    for part in parts:
+        props = part.get("properties") or {}
+        if not isinstance(props, dict) or set(props) & set(properties):
+            return None
+        properties.update(props)
+        required += [r for r in part.get("required") or [] if isinstance(r, str) and r not in required]
+    merged = {k: v for k, v in rest.items() if k not in ("properties", "required")}
+    merged.update(type="object", properties=properties)
+    if required:
+        merged["required"] = required
+    return merged
+
+
+def _no_op(key: str, value: Any) -> Any:
+    """None for a keyword value that constrains nothing: `propertyNames: {type: string}` (every JSON object key
+    is a string; zod emits it for records)."""
+    if key == "propertyNames" and json_equal(strip_titles(value), {"type": "string"}):
+        return None
+    return value
+
+
+def narrows(fact: Fact) -> bool:
+    """Whether a fact means some value the old schema accepted is no longer accepted."""
+    if fact.kind in ("required_added", "became_required"):
+        return True
+    if fact.kind == "property_removed":
+        return fact.direction != "ignored"
+    if fact.kind in ("type", "enum", "constraint"):
+        return fact.direction in ("narrowed", "changed", "unknown")
+    return False
+
+
+def admits_unknown_keys(node: dict[str, Any]) -> bool:
+    """An object node that accepts any key it does not name (additionalProperties and
+    unevaluatedProperties absent or true, no patternProperties to match a key against)."""
+    open_values: tuple[Any, ...] = (None, True, {})
+    return (
+        node.get("additionalProperties") in open_values
+        and node.get("unevaluatedProperties") in open_values
+        and not node.get("patternProperties")
+    )
+
+
 def _is_union(node: Any) -> bool:
     return isinstance(node, dict) and (
         isinstance(node.get("anyOf"), list)
@@ -624,6 +789,12 @@ def _key(node: dict[str, Any], in_union: bool) -> str:
     declared = node.get("type")
     if isinstance(declared, str):
         return declared
+    members = node.get("allOf")
+    if isinstance(members, list):
+        # An untyped allOf takes its members' type: it is compared as that type, member by member.
+        kinds = {_key(m, in_union=False) for m in members if isinstance(m, dict)} - {"any"}
+        if len(kinds) == 1:
+            return kinds.pop()
     if any(k in node for k in TYPE_KEYWORDS["object"]):
         return "object"
     if any(k in node for k in TYPE_KEYWORDS["array"]):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,7 +32,7 @@ from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import TypeAdapter, ValidationError
 
 from watcher.contract.handshake import (
-    DEFAULT_CLIENT_PROFILE,
+    DEFAULT_CLIENT_PROFILES,
     ClientProfile,
     accepted_versions,
     client_profile,
@@ -58,6 +58,9 @@ FORMAT_VERSION = 1
 PROBE_TOOL = "mcp-watcher-probe-unknown-tool"
 PROBE_RESOURCE = "mcp-watcher-probe:///unknown-resource"
 PROBE_PROTOCOL_VERSION = "1900-01-01"
+PROFILES_DIR = "profiles"
+"""Where the snapshots under the second and later client profiles go: `profiles/<name>/`."""
+_SHARED_VERSION_FIELDS = ("supportedVersions", "supportedVersionsSource", "versionProbes")
 MAX_PAGES = 1000
 MAX_WALKS = 6
 MIN_MASKED_LENGTH = 6
@@ -139,24 +142,30 @@ async def take_snapshot(
     era: str = "both",
     timeout: float = 60.0,
     profile: str | None = None,
-    client_profile_name: str = DEFAULT_CLIENT_PROFILE,
+    client_profile_name: str | Sequence[str] = DEFAULT_CLIENT_PROFILES,
     probe_versions: bool = True,
 ) -> dict[str, Any]:
     """Write the snapshot of `target` to `out_dir` (`out_dir/legacy` and `out_dir/modern` for "both").
 
-    Returns a summary: {"outDir", "layout", "eras": {era: {"status", "counts", "protocolVersion"}}}.
+    Returns a summary: {"outDir", "layout", "eras": {era: {"status", "counts", "protocolVersion"}},
+    "profiles": {profile: {era: …}}} ("eras" is the first profile's).
     `profile` only names the credentials profile in snapshot.json; its headers and variables come in
     `target.headers` and `target.env` and are recorded by name only. `client_profile_name` names the
-    client capabilities declared (`watcher.contract.handshake.CLIENT_PROFILES`, or a comma list);
+    client-capability profiles to take the contract under (`watcher.contract.handshake.CLIENT_PROFILES`,
+    or comma lists of capabilities), one name or several: the first is written where a one-profile
+    snapshot goes, each other one under `out_dir/profiles/<name>/` in the same layout. The profiles of
+    one era are read at the same time, each on its own connection; the legacy version probes, which do
+    not depend on the client's capabilities, are made once, by the first profile, and shared.
     `probe_versions` False skips the legacy version probes (server.json then records one handshake).
     """
     target.validate()
-    client = client_profile(client_profile_name)
+    names = [client_profile_name] if isinstance(client_profile_name, str) else list(client_profile_name)
+    clients = distinct_profiles(names)
     if era not in ERA_CHOICES:
         raise ValueError(f"era must be one of {', '.join(ERA_CHOICES)}, not {era!r}")
     out_dir = Path(out_dir)
     eras = ERAS if era == "both" else (era,)
-    summary: dict[str, Any] = {"outDir": str(out_dir), "layout": era, "eras": {}}
+    summary: dict[str, Any] = {"outDir": str(out_dir), "layout": era, "eras": {}, "profiles": {}}
     manifest: dict[str, Any] = {
         "formatVersion": FORMAT_VERSION,
         "layout": era,
@@ -165,24 +174,81 @@ async def take_snapshot(
         "headerNames": sorted(target.headers or {}),
         "envNames": sorted(target.private_env),
         "profile": profile,
-        "clientProfile": client.record(),
+        "clientProfile": clients[0].record(),
+        "clientProfiles": [client.record() for client in clients],
     }
     secrets = target.private_values()
-    for name in eras:
-        result = _masked(await _snapshot_era(target, name, timeout, client, probe_versions), secrets)
-        era_dir = out_dir / name if era == "both" else out_dir
-        _write_era(era_dir, result)
-        counts = {spec.name: len(result.lists.get(spec.name, [])) for spec in LISTS} if result.lists else {}
-        summary["eras"][name] = {
-            "status": result.status,
-            "counts": counts,
-            "protocolVersion": result.server.get("protocolVersion"),
-        }
-        manifest["eras"][name] = result.status
-        manifest["lists"][name] = result.stats
+    # Every era under every profile at once, each on its own connection: the server's start-up, the
+    # larger part of a snapshot's time, overlaps instead of adding up.
+    per_era = await asyncio.gather(
+        *(_snapshot_profiles(target, name, timeout, clients, probe_versions) for name in eras)
+    )
+    for name, results in zip(eras, per_era, strict=True):
+        for index, (client, raw) in enumerate(zip(clients, results, strict=True)):
+            result = _masked(raw, secrets)
+            root = out_dir if index == 0 else out_dir / PROFILES_DIR / client.name
+            era_dir = root / name if era == "both" else root
+            _write_era(era_dir, result)
+            counts = {spec.name: len(result.lists.get(spec.name, [])) for spec in LISTS} if result.lists else {}
+            version = result.server.get("protocolVersion")
+            record = {"status": result.status, "counts": counts, "protocolVersion": version}
+            summary["profiles"].setdefault(client.name, {})[name] = record
+            if index == 0:
+                summary["eras"][name] = record
+                manifest["eras"][name] = result.status
+                manifest["lists"][name] = result.stats
     _remove_stale_layout(out_dir, era)
+    for index, client in enumerate(clients):
+        if index:
+            _remove_stale_layout(out_dir / PROFILES_DIR / client.name, era)
+    _remove_stale_profiles(out_dir, {client.name for client in clients[1:]})
     write_json(out_dir / MANIFEST_FILE, manifest)
     return summary
+
+
+def distinct_profiles(names: Sequence[str]) -> list[ClientProfile]:
+    if not names:
+        raise ValueError("at least one client profile is needed")
+    clients: list[ClientProfile] = []
+    for name in names:
+        client = client_profile(name)
+        if any(c.name == client.name for c in clients):
+            raise ValueError(f"client profile {client.name!r} is given twice")
+        clients.append(client)
+    return clients
+
+
+async def _snapshot_profiles(
+    target: SnapshotTarget, era: str, timeout: float, clients: list[ClientProfile], probe: bool
+) -> list[_EraResult]:
+    """One era under every profile, concurrently; the first profile's version probes are shared."""
+    results = await asyncio.gather(
+        *(_snapshot_era(target, era, timeout, client, probe and index == 0) for index, client in enumerate(clients))
+    )
+    first = results[0]
+    shared = {k: first.server[k] for k in _SHARED_VERSION_FIELDS if k in first.server}
+    if era == "legacy" and probe and first.status == "ok":
+        for result in results[1:]:
+            if result.status == "ok" and result.server.get("protocolVersion") == first.server.get("protocolVersion"):
+                result.server.update(shared, versionProbesFrom=clients[0].name)
+    return list(results)
+
+
+def _remove_stale_profiles(out_dir: Path, keep: set[str]) -> None:
+    """Profile folders of an earlier snapshot that this one did not take: diff would read them as current."""
+    folder = out_dir / PROFILES_DIR
+    if not folder.is_dir():
+        return
+    for child in folder.iterdir():
+        if child.is_dir() and child.name not in keep:
+            for era_name in ERAS:
+                _remove_stale_layout(child, era_name)
+            for stale in SNAPSHOT_FILES:
+                (child / stale).unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                child.rmdir()
+    with contextlib.suppress(OSError):
+        folder.rmdir()
 
 
 def _masked(result: _EraResult, secrets: tuple[str, ...]) -> _EraResult:
@@ -217,7 +283,7 @@ def take_snapshot_sync(
     era: str = "both",
     timeout: float = 60.0,
     profile: str | None = None,
-    client_profile_name: str = DEFAULT_CLIENT_PROFILE,
+    client_profile_name: str | Sequence[str] = DEFAULT_CLIENT_PROFILES,
     probe_versions: bool = True,
 ) -> dict[str, Any]:
     return asyncio.run(take_snapshot(target, out_dir, era, timeout, profile, client_profile_name, probe_versions))
@@ -346,9 +412,45 @@ async def _connect_and_read(
         # Not part of the contract, but a long cache lifetime without listChanged is worth a lint.
         server["listTtlMs"] = ttl
         errors = await _probe_errors(session, era, capabilities, lists["tools"])
+        if era == "legacy":
+            server.update(await _whole_capabilities(target, session, server, timeout, profile))
         if era == "legacy" and probe:
             server.update(await _probe_legacy_versions(target, session, server["protocolVersion"], timeout, profile))
         return _EraResult(era, "ok", lists, server, errors, stats)
+
+
+async def _fresh_initialize(
+    target: SnapshotTarget, version: str, timeout: float, profile: ClientProfile
+) -> dict[str, Any]:
+    """One `initialize` on a new session (a new process on stdio), its raw result."""
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+        async with AsyncExitStack() as stack:
+            transport = await _open_transport(target, stack, timeout, errlog)
+            client = Client(transport, mode="legacy", cache=None, read_timeout_seconds=timeout)
+            # The SDK's handshake always offers its latest revision; a probe offers one of its choosing,
+            # so it drives an un-initialized session itself.
+            bare = await stack.enter_async_context(await client._build_session(stack))
+            return await reinitialize(bare, version, profile)
+
+
+async def _whole_capabilities(
+    target: SnapshotTarget, session: ClientSession, server: dict[str, Any], timeout: float, profile: ClientProfile
+) -> dict[str, Any]:
+    """server.json's capabilities as the server sent them, every nested key: the SDK's typed initialize
+    result keeps only the keys it models (it drops e.g. `tasks.requests.sampling`), so the same
+    `initialize` is sent once more and its raw answer read (on stdio, on the open session). Where that
+    is refused, the typed result stays, and server.json says so."""
+    version = str(server.get("protocolVersion"))
+    raw: dict[str, Any] | None = None
+    with contextlib.suppress(MCPError):
+        if not target.url:
+            raw = await reinitialize(session, version, profile)
+        else:
+            raw = await _fresh_initialize(target, version, timeout, profile)
+    if not raw or raw.get("protocolVersion") != version or not isinstance(raw.get("capabilities"), dict):
+        return {"capabilitiesSource": "sdk-model"}
+    capabilities, extensions = split_capabilities(raw["capabilities"])
+    return {"capabilities": capabilities, "extensions": extensions, "capabilitiesSource": "raw-initialize"}
 
 
 async def _probe_legacy_versions(
@@ -359,14 +461,7 @@ async def _probe_legacy_versions(
     over the same HTTP client (and so the same connection)."""
 
     async def fresh_session(version: str) -> dict[str, Any]:
-        with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
-            async with AsyncExitStack() as stack:
-                transport = await _open_transport(target, stack, timeout, errlog)
-                client = Client(transport, mode="legacy", cache=None, read_timeout_seconds=timeout)
-                # The SDK's handshake always offers its latest revision; a probe offers one of its choosing,
-                # so it drives an un-initialized session itself.
-                bare = await stack.enter_async_context(await client._build_session(stack))
-                return await reinitialize(bare, version, profile)
+        return await _fresh_initialize(target, version, timeout, profile)
 
     async def same_session(version: str) -> dict[str, Any]:
         return await reinitialize(session, version, profile)

@@ -11,6 +11,7 @@ Each digest is one parent message and its thread replies (see ``notices``), queu
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 from collections.abc import Callable
@@ -28,6 +29,7 @@ from watcher.digest.notices import digest_notices, safe_name
 from watcher.digest.sections.changes import SpecView
 from watcher.digest.timeline import digest_timeline, write_timeline
 from watcher.notify import keys
+from watcher.slackapp.buttons import digest_buttons, with_actions
 from watcher.store import Store, utcnow
 
 log = logging.getLogger(__name__)
@@ -147,6 +149,9 @@ def queue_digest(
     digest = build_digest(loaded, store, team.name, today, until=until, spec=spec)
     picture = write_timeline(digest_timeline(digest), pictures_dir(loaded) / f"{safe_name(key)}.png")
     notices = digest_notices(digest, key, picture)
+    if notices:  # Open deprecations, on the parent message (when Slack can answer buttons and the page has a URL)
+        parent = notices[0]
+        notices[0] = dataclasses.replace(parent, blocks=with_actions(parent.blocks, digest_buttons(loaded.config)))
     with store.transaction():
         # Another process may have queued it since the check above: the parent's key decides.
         if store.outbox_row(key) is not None:

@@ -102,7 +102,7 @@ def slack_messages(digest: Digest, has_picture: bool = True) -> list[SlackMessag
         else:
             fallback = f"{doc.title} (part {number} of {total})"
             blocks.insert(0, context(escape(fallback)))
-        messages.append(SlackMessage(fallback, blocks))
+        messages.append(SlackMessage(escape(fallback), blocks))
     return messages
 
 

@@ -112,12 +112,12 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         text.append(table)
     summary = totals_line(report)
     if summary:
-        blocks.append(kit.context(summary))
+        blocks.append(kit.context(kit.escape(summary)))
         text.append(summary)
     footer = "A few trials per task are a smoke test, not a benchmark: see docs/evaluation.md."
     blocks.append(kit.context(footer))
     text.append(footer)
-    return "\n".join(text), blocks
+    return kit.escape("\n".join(text)), blocks
 
 
 def evaluation_notice(loaded: LoadedConfig, report: dict[str, Any], threaded: bool = True) -> Notice:

@@ -26,7 +26,7 @@ from watcher.evaluation.providers import make_provider, mask
 from watcher.evaluation.tasks import Task, load_tasks
 from watcher.suites.env import prepare_env
 from watcher.suites.process import ServerProcess, free_port, scrubbed_env
-from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of
+from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, version_refusal
 
 log = logging.getLogger(__name__)
 REPORT_FILE = "evaluation.json"
@@ -163,6 +163,10 @@ def run_evaluation(
     report["run_dir"] = str(run_dir)
     key = ""
     try:
+        for version in (baseline, candidate_version):  # outside strings: never substituted unchecked
+            refusal = version_refusal(loaded.config, server, version)
+            if refusal:
+                raise SideError(refusal)
         if settings is None:
             raise SideError(f"no evaluation set declared for {server.name} (servers[].evaluation)")
         path = tasks_file(loaded, server, settings, tasks_path)

@@ -1,12 +1,17 @@
 """Slack's message limits and the small Block Kit layer that every capability builds its notices from.
 
-Text we did not write is escaped (``escape``) before it goes into mrkdwn. Text over a limit is either clipped
-with the one marker ``CLIP_MARKER`` (``clip``, and every builder below) or, where nothing may be lost, split
-first into pieces that fit (``split_text``).
+Text we did not write is escaped (``escape``) before it goes into mrkdwn; a link is made only of an address
+``safe_url`` accepts. Text over a limit is either clipped with the one marker ``CLIP_MARKER`` (``clip``, and
+every builder below) or, where nothing may be lost, split first into pieces that fit (``split_text``).
+
+Every message leaves through ``guard`` (the Slack sinks call it): whatever a builder let through, no Slack
+command (``<!channel>``, ``<!here>``, ``<!subteam^…>``, ``<@user>``, ``<#channel>``) survives it, since no
+notice of ours ever means to ping anyone.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 MAX_BLOCKS = 50
@@ -35,6 +40,49 @@ VERDICT_ICONS = {
 def escape(text: str) -> str:
     """Slack mrkdwn needs &, < and > escaped in text we did not write."""
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+_URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%!$'()*+,;=:@/?#-]*)?")
+_COMMAND = re.compile(r"<(?=[!@#])")
+
+
+def safe_url(url: str) -> str | None:
+    """``url`` when it may be the target of a mrkdwn link (http or https, no ``<``, ``>``, ``|``, ``&``,
+    space or quote that could end or disguise the link); None otherwise."""
+    return url if _URL.fullmatch(url) else None
+
+
+def defuse(text: str) -> str:
+    """``text`` with every Slack command (``<!…>``, ``<@…>``, ``<#…>``) turned into visible text."""
+    return _COMMAND.sub("&lt;", text)
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def for_console(text: str) -> str:
+    """A notice's text for a terminal: Slack's three entities shown as the characters they stand for, and no
+    control character from outside (a tag could carry terminal escape sequences)."""
+    shown = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", shown)
+
+
+def guard(text: str, blocks: list[dict[str, Any]] | None) -> tuple[str, list[dict[str, Any]] | None]:
+    """The message as it may be sent: ``defuse`` applied to the fallback text and every text in the blocks."""
+    return defuse(text), [_defused(block) for block in blocks] if blocks else blocks
+
+
+def _defused(value: Any) -> Any:
+    if isinstance(value, str):
+        return defuse(value)
+    if isinstance(value, list):
+        return [_defused(item) for item in value]
+    if isinstance(value, dict):
+        if value.get("type") == "plain_text" and isinstance(value.get("text"), str):
+            # Shown as written (an entity would show as "&lt;"): a look-alike opens the would-be command.
+            return {**value, "text": _COMMAND.sub("\u2039", value["text"])}
+        return {key: v if key in ("type", "action_id", "block_id", "url") else _defused(v) for key, v in value.items()}
+    return value
 
 
 def clip(text: str, limit: int) -> str:
@@ -82,7 +130,9 @@ def block_text(block: dict[str, Any]) -> str:
 
 
 def header(text: str) -> dict[str, Any]:
-    return {"type": "header", "text": {"type": "plain_text", "text": clip(text, MAX_HEADER_CHARS), "emoji": True}}
+    """A header of plain text (not mrkdwn: nothing to escape, but never a Slack command either)."""
+    shown = _COMMAND.sub("\u2039", text)
+    return {"type": "header", "text": {"type": "plain_text", "text": clip(shown, MAX_HEADER_CHARS), "emoji": True}}
 
 
 def section(markdown: str) -> dict[str, Any]:

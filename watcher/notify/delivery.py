@@ -23,6 +23,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from watcher.config import SlackCredentials, SlackSettings
 from watcher.errors import WatcherError
 from watcher.notify import keys
+from watcher.notify.blocks import for_console, guard
 from watcher.notify.retry import post_handlers, read_handlers
 from watcher.store import Store, iso, parse_iso, utcnow
 from watcher.store_schema import OutboxRow
@@ -123,11 +124,12 @@ class WebApiSink:
         self.store = store
 
     def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
+        text, blocks = guard(row["text"], row["blocks"] or None)
         try:
             response = self.poster.chat_postMessage(
                 channel=thread_channel or row["channel"],
-                text=row["text"],
-                blocks=row["blocks"] or None,
+                text=text,
+                blocks=blocks,
                 thread_ts=thread_ts,
                 metadata={"event_type": METADATA_EVENT, "event_payload": {"key": row["key"]}},
                 unfurl_links=False,
@@ -214,8 +216,9 @@ class WebhookSink:
         )
 
     def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
+        text, blocks = guard(row["text"], row["blocks"] or None)
         try:
-            response = self.client.send(text=row["text"], blocks=row["blocks"] or None, unfurl_links=False)
+            response = self.client.send(text=text, blocks=blocks, unfurl_links=False)
         except SlackClientError as exc:
             raise _slack_error(exc) from None
         except OSError as exc:
@@ -246,7 +249,7 @@ class ConsoleSink:
         stream = self.stream or sys.stdout
         reply = " (thread reply)" if row["thread_of"] else ""
         print(f"--- notice for {row['team']} → {row['channel']}{reply} [{row['key']}]", file=stream)
-        print(row["text"], file=stream)
+        print(for_console(row["text"]), file=stream)
         for item in row["files"]:
             print(f"    file: {item['path']}", file=stream)
         stream.flush()

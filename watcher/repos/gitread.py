@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from watcher.config import DEFAULT_GIT_PROTOCOLS, git_protocol_refusal
 from watcher.suites.checkout import auth_env, cache_dir, display_url
 from watcher.suites.env import locked
 from watcher.suites.process import scrubbed_env
@@ -36,15 +38,30 @@ class Commit:
         return [name for name in out.split("\0") if name]
 
 
-def fetch(url: str, ref: str, *, cache_root: Path, token: str | None, secret_names: set[str], timeout: float) -> Commit:
+def fetch(
+    url: str,
+    ref: str,
+    *,
+    cache_root: Path,
+    token: str | None,
+    secret_names: set[str],
+    timeout: float,
+    protocols: Sequence[str] = DEFAULT_GIT_PROTOCOLS,
+) -> Commit:
     """Fetch `ref` of `url` (depth 1) into the cache and name the commit it points at."""
+    for what, value in (("git", url), ("ref", ref)):
+        if value.startswith("-"):
+            raise GitReadError(f"{what} {value!r} starts with '-' (git would read it as an option); refused")
+    problem = git_protocol_refusal(url, protocols)
+    if problem:
+        raise GitReadError(problem)
     cache = cache_dir(cache_root, url)
     cache_root.mkdir(parents=True, exist_ok=True)
     env = scrubbed_env(secret_names=secret_names, installer=True).env
-    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": ""})
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "GIT_ALLOW_PROTOCOL": ":".join(protocols)})
     with locked(cache.with_name(cache.name + ".lock")):
         if not (cache / "HEAD").exists():
-            _git(cache, "init", "--bare", "--quiet", str(cache), env=env, git_dir=False)
+            _git(cache, "init", "--bare", "--quiet", "--", str(cache), env=env, git_dir=False)
         fetch_env = {**env, **auth_env(token)} if token else env
         done = _git(
             cache,
@@ -53,6 +70,7 @@ def fetch(url: str, ref: str, *, cache_root: Path, token: str | None, secret_nam
             "1",
             "--no-tags",
             "--quiet",
+            "--",
             url,
             ref,
             env=fetch_env,

@@ -147,7 +147,15 @@ def _read_one(
     token = env.get(repo.token_env, "").strip() or None if repo.token_env else None
     url = fetch_url(loaded, GitSource(git=repo.git, ref=repo.ref))
     try:
-        commit = fetch(url, repo.ref, cache_root=cache_root, token=token, secret_names=secrets, timeout=120)
+        commit = fetch(
+            url,
+            repo.ref,
+            cache_root=cache_root,
+            token=token,
+            secret_names=secrets,
+            timeout=120,
+            protocols=config.suites.git_protocols,
+        )
         text = commit.read(FILE_NAME)
     except GitReadError as exc:
         _fail(state, str(exc), None)

@@ -3,7 +3,8 @@
 An adapter is an async function ``fetch(http, source) -> list[Release]``. It asks ``http`` for the
 documents it needs; ``http`` makes conditional requests (ETag / Last-Modified), retries with
 backoff, counts requests and bytes, and keeps the last good body so that a 304 costs one small
-request and the adapter can still parse. A registry that is down or returns garbage raises
+request and the adapter can still parse. Its waits (backoff, ``Retry-After``) end when the service's
+stop event is set, and the poll deadline bounds them all. A registry that is down or returns garbage raises
 ``SourceError`` with a reason; the poller records it as a failed poll.
 """
 
@@ -11,6 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -109,6 +112,19 @@ class RegistryHttp:
     settings: HttpSettings = field(default_factory=HttpSettings)
     stats: FetchStats = field(default_factory=FetchStats)
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep
+    stop: threading.Event | None = None
+    """The service's stop event (SIGTERM): a wait to retry ends when it is set, and the poll fails."""
+
+    async def pause(self, seconds: float) -> None:
+        """Wait `seconds` before asking again; a SourceError as soon as the service stops."""
+        if self.stop is None:
+            await self.sleep(seconds)
+            return
+        end = time.monotonic() + seconds
+        while (left := end - time.monotonic()) > 0:
+            if self.stop.is_set():
+                raise SourceError("the service is stopping: the poll ended before its retry")
+            await self.sleep(min(left, 0.1))
 
     async def get(
         self, url: str, *, headers: dict[str, str] | None = None, immutable: bool = False, allow_404: bool = False
@@ -143,7 +159,7 @@ class RegistryHttp:
         deadline = self.settings.request_deadline_seconds
         for attempt in range(attempts):
             if attempt:
-                await self.sleep(self.settings.backoff_seconds * (2 ** (attempt - 1)))
+                await self.pause(self.settings.backoff_seconds * (2 ** (attempt - 1)))
             try:
                 response, body = await asyncio.wait_for(self._read_limited(url, headers), timeout=deadline)
             except TimeoutError:
@@ -167,7 +183,7 @@ class RegistryHttp:
                     last_problem += f" asking to wait {retry_after:g} s"
                     break  # not worth blocking the poll: the next poll tries again
                 if retry_after is not None and attempt + 1 < attempts:
-                    await self.sleep(retry_after)
+                    await self.pause(retry_after)
                 continue
             return response, body
         raise SourceError(f"{url}: {last_problem} (after {attempt + 1} attempts)")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from watcher.notify.blocks import context, fields, header, section
-from watcher.versions import parse
+from watcher.notify.blocks import context, escape, fields, header, section
+from watcher.versions import parse, run_refusal
 
 # Public pages of a version. PyPI's and npm's are left out: their hosts are taken from each
 # ecosystem's own configuration elsewhere and are not written into this project.
@@ -29,26 +29,33 @@ def release_page(registry: str, package: str, version: str) -> str | None:
 
 
 def release_notice(release: dict[str, Any], servers: list[str]) -> tuple[str, list[dict[str, Any]]]:
-    """Text and blocks for one new SDK version, as posted to one team."""
+    """Text and blocks for one new SDK version, as posted to one team.
+
+    The version and package come from a registry: escaped in every mrkdwn text (the fallback text too,
+    which Slack also reads for mentions), and a version that may not be run says so instead of a plan."""
     kind = "pre-release" if release["prerelease"] else "release"
     parsed = parse(release["registry"], release["version"])
     if not parsed.valid:  # announced, since it may be a beta, but not passed off as an ordinary one
         kind = f"unparseable version (the {parsed.scheme} rules cannot read it, so it is treated as a pre-release)"
     what = kind if parsed.valid else "unparseable version"
+    package, version = escape(str(release["package"])), escape(str(release["version"]))
     title = f"New {what}: {release['package']} {release['version']} ({release['sdk']} SDK)"
-    page = release_page(release["registry"], release["package"], release["version"])
+    refusal = run_refusal(release["registry"], release["version"])
+    page = None if refusal else release_page(release["registry"], release["package"], release["version"])
     pairs = [
-        ("Registry", release["registry"]),
-        ("Published", release.get("published") or "not stated by the registry"),
-        ("First seen", release["first_seen"]),
-        ("Kind", kind),
+        ("Registry", escape(str(release["registry"]))),
+        ("Published", escape(str(release.get("published") or "not stated by the registry"))),
+        ("First seen", escape(str(release["first_seen"]))),
+        ("Kind", escape(kind)),
     ]
-    if servers:
-        plan = f"Suite runs queued for: {', '.join(servers)}. Results will follow in this thread."
+    if refusal:
+        plan = f"No suite run: {escape(refusal)}."
+    elif servers:
+        plan = f"Suite runs queued for: {escape(', '.join(servers))}. Results will follow in this thread."
     else:
         plan = "No server of this team is configured for this SDK, so no suite run follows."
-    text = f"{title}. {plan}"
+    text = f"New {escape(what)}: {package} {version} ({escape(str(release['sdk']))} SDK). {plan}"
     blocks = [header(title), fields(pairs), section(plan)]
     if page:
-        blocks.append(context(f"<{page}|{release['package']} {release['version']}>"))
+        blocks.append(context(f"<{page}|{package} {version}>"))
     return text, blocks

@@ -95,7 +95,7 @@ def render_change(change: Change, source_url: str) -> tuple[str, list[dict[str, 
         before_label = "Before"
     title = _title(change)
     lead = _lead(change)
-    text = f"{title}. {lead}\n{before_label}: {before}\nAfter: {after}"
+    text = f"{escape(title)}. {lead}\n{before_label}: {escape(before)}\nAfter: {escape(after)}"
     blocks = [
         header(title),
         section(lead),
@@ -106,6 +106,6 @@ def render_change(change: Change, source_url: str) -> tuple[str, list[dict[str, 
 
 
 def render_operator(title: str, body: str, detail: str) -> tuple[str, list[dict[str, Any]]]:
-    text = f"{title}: {body}\n{detail}"
+    text = escape(f"{title}: {body}\n{detail}")
     blocks = [header(title), section(escape(body)), context(escape(detail))]
     return clip(text, MAX_SECTION_CHARS), blocks

@@ -7,28 +7,44 @@ runs never share a working tree. A token reaches git only through `GIT_CONFIG_*`
 one fetch (an `http.extraHeader`): never its argv, never a log line, never the server under test.
 
 A fetch that fails is a result with git's reason; an older checkout is never used in its place.
+
+Outside values never become options: every positional argument follows `--`, a URL or ref starting with
+`-` is refused, and only the protocols in `suites.git_protocols` are used (checked here and enforced by
+git itself through `GIT_ALLOW_PROTOCOL`). A fetch killed half-way leaves git's `*.lock` files behind: with
+the cache's own lock held, a lock file no live process has open is removed before the next fetch; a cache
+git reports as broken is deleted and fetched afresh once, not reported as an error forever.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import logging
+import os
 import re
 import shutil
 import tarfile
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from watcher.config import GitSource, LoadedConfig, Server
+from watcher.config import DEFAULT_GIT_PROTOCOLS, GitSource, LoadedConfig, Server, git_protocol_refusal
 from watcher.logs import redact
 from watcher.suites.env import locked
 from watcher.suites.process import CommandResult, run_command, scrubbed_env
 
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
+logger = logging.getLogger(__name__)
+
+WEDGED = re.compile(
+    r"\.lock'?: File exists|unable to create .*\.lock|corrupt|bad object|not a git repository|"
+    r"invalid object|loose object|unable to read|packed-refs|bad config|inflate:|shallow file has changed",
+    re.IGNORECASE,
+)
+"""git's words for a cache that is broken (not for a remote that refused or a ref that does not exist)."""
 
 
 class CheckoutError(Exception):
@@ -115,13 +131,27 @@ def checkout(
     timeout: float,
     secret_names: set[str],
     cancel: threading.Event | None = None,
+    protocols: Sequence[str] = DEFAULT_GIT_PROTOCOLS,
 ) -> Checkout:
     """Fetch `source.ref` of `url` into the cache and export that commit's tree to `dest`."""
     started = time.monotonic()
     result = Checkout(ok=False, git=display_url(source.git), ref=source.ref, subdir=source.subdir)
+    refusal = _refusal(url, source, protocols)
+    if refusal:
+        result.error = refusal
+        return _done(result, started)
     secrets = (token,) if token else ()
     base = scrubbed_env(secret_names=secret_names, installer=True).env
-    base.update({"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "GCM_INTERACTIVE": "never"})
+    base.update(
+        {
+            "GIT_TERMINAL_PROMPT": "0",
+            "GIT_ASKPASS": "",
+            "GCM_INTERACTIVE": "never",
+            # git's own allow-list, for every transport it might be led to (redirects, submodules, helpers).
+            "GIT_ALLOW_PROTOCOL": ":".join(protocols),
+            "GIT_PROTOCOL_FROM_USER": "0",
+        }
+    )
     cache = cache_dir(cache_root, url)
     log = dest.parent / "source.log"
     deadline = started + timeout
@@ -149,17 +179,29 @@ def checkout(
 
     cache_root.mkdir(parents=True, exist_ok=True)
     log.parent.mkdir(parents=True, exist_ok=True)
-    with locked(cache.with_name(cache.name + ".lock")):
-        if not (cache / "HEAD").exists():
-            shutil.rmtree(cache, ignore_errors=True)
-            if not git("git init", "init", "--bare", "--quiet", str(cache)):
-                return _done(result, started)
-        fetch_env = {**base, **auth_env(token)} if token else base
-        fetched = git(
+    fetch_env = {**base, **auth_env(token)} if token else base
+
+    def fetch() -> CommandResult | None:
+        return git(
             f"git fetch of {result.git} {source.ref}",
-            *("--git-dir", str(cache), "fetch", "--depth", "1", "--no-tags", "--quiet", url, source.ref),
+            *("--git-dir", str(cache), "fetch", "--depth", "1", "--no-tags", "--quiet", "--", url, source.ref),
             env=fetch_env,
         )
+
+    with locked(cache.with_name(cache.name + ".lock")):
+        # Holding the cache's lock, no git of ours works in it: a lock file nobody has open is a dead fetch's.
+        for stale in remove_stale_locks(cache):
+            logger.warning("removed %s, left by a git process that no longer runs", stale)
+        if not (cache / "HEAD").exists() and not _init(git, cache):
+            return _done(result, started)
+        fetched = fetch()
+        if not fetched and WEDGED.search(result.evidence or result.error or ""):
+            logger.warning("git cache %s is broken (%s); fetching it afresh", cache, result.error)
+            shutil.rmtree(cache, ignore_errors=True)
+            result.error, result.evidence = None, ""
+            if not _init(git, cache):
+                return _done(result, started)
+            fetched = fetch()
         if not fetched:
             return _done(result, started)
         commit_file = dest.parent / "source.commit"
@@ -188,6 +230,62 @@ def checkout(
         return _done(result, started)
     result.ok = True
     return _done(result, started)
+
+
+def _init(git: Callable[..., CommandResult | None], cache: Path) -> bool:
+    shutil.rmtree(cache, ignore_errors=True)
+    return git("git init", "init", "--bare", "--quiet", "--", str(cache)) is not None
+
+
+def _refusal(url: str, source: GitSource, protocols: Sequence[str]) -> str | None:
+    """Why this source may not be fetched (a value git would read as an option, a protocol not allowed)."""
+    for key, value in (("source.git", source.git), ("source.git", url), ("source.ref", source.ref)):
+        if value.startswith("-"):
+            return f"{key} {value!r} starts with '-' (git would read it as an option); refused"
+    problem = git_protocol_refusal(source.git, protocols)
+    return f"source.git: {problem}" if problem else None
+
+
+def remove_stale_locks(cache: Path) -> list[Path]:
+    """Delete git's `*.lock` files in `cache` that no live process has open; returns those removed.
+
+    Call with the cache's own lock held (so no git of this watcher is at work in it)."""
+    if not cache.is_dir():
+        return []
+    locks = [p for p in cache.rglob("*.lock") if p.is_file()]
+    if not locks:
+        return []
+    held = _open_files()
+    removed = []
+    for lock in locks:
+        if str(lock.resolve()) in held:
+            continue
+        try:
+            lock.unlink()
+        except OSError:
+            continue
+        removed.append(lock)
+    return removed
+
+
+def _open_files() -> set[str]:
+    """Every file some process this user can see has open (from /proc/<pid>/fd)."""
+    found: set[str] = set()
+    try:
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+    except OSError:
+        return found
+    for pid in pids:
+        try:
+            fds = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                found.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+            except OSError:
+                continue
+    return found
 
 
 def _done(result: Checkout, started: float) -> Checkout:

@@ -1,4 +1,8 @@
-"""A run's report as a Slack reply (Block Kit + plain-text fallback) in the thread of the beta's alert."""
+"""A run's report as a Slack reply (Block Kit + plain-text fallback) in the thread of the beta's alert.
+
+Almost everything in a report came from outside (versions, CI reasons, server errors, log tails, tool
+names): every such string is escaped (`blocks.escape`) where it is put into text, and a link is made only
+of an address that `blocks.safe_url` accepts."""
 
 from __future__ import annotations
 
@@ -7,7 +11,8 @@ from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.notify import keys
-from watcher.notify.blocks import VERDICT_ICONS, context, escape, section
+from watcher.notify.blocks import VERDICT_ICONS, context, escape, safe_url, section
+from watcher.slackapp.buttons import result_buttons, with_actions
 from watcher.store import Notice
 
 MAX_LISTED = 10
@@ -15,7 +20,7 @@ WORDS = {"pass": "passes", "fail": "fails", "error": "could not be checked"}
 
 
 def _bullets(items: list[str], limit: int = MAX_LISTED) -> str:
-    lines = [f"• {item}" for item in items[:limit]]
+    lines = [f"• {item}" for item in items[:limit]]  # items are escaped by their makers
     if len(items) > limit:
         lines.append(f"• … and {len(items) - limit} more")
     return "\n".join(lines)
@@ -29,8 +34,9 @@ def _duration(seconds: float | None) -> str:
 
 
 def headline(report: dict[str, Any]) -> str:
+    """One line naming the server, the SDK version and the verdict, escaped for mrkdwn."""
     verdict = report.get("verdict") or "error"
-    return (
+    return escape(
         f"{report['server']} {WORDS.get(verdict, verdict)} on {report.get('sdk_package') or report.get('sdk')} "
         f"{report['sdk_version']} (baseline {report.get('baseline_sdk_version')})"
     )
@@ -38,11 +44,11 @@ def headline(report: dict[str, Any]) -> str:
 
 def conformance_lines(entry: dict[str, Any]) -> tuple[str, list[str], list[str]]:
     """One requirement set: its summary line, then its regressions and stale entries."""
-    revision = entry.get("requirements")
+    revision = escape(str(entry.get("requirements")))
     if entry.get("skipped"):
-        return f"{revision}: skipped ({entry['skipped']})", [], []
+        return f"{revision}: skipped ({escape(str(entry['skipped']))})", [], []
     if entry.get("error"):
-        return f"{revision}: not judged: {entry['error']}", [], []
+        return f"{revision}: not judged: {escape(str(entry['error']))}", [], []
     unscored = entry.get("unscored") or []
     unscored_failing = sum(1 for u in unscored if not u.get("passed"))
     line = (
@@ -53,24 +59,29 @@ def conformance_lines(entry: dict[str, Any]) -> tuple[str, list[str], list[str]]
     if unscored:
         line += f"; not scored: {len(unscored)} run, {unscored_failing} failing"
     messages = entry.get("failure_messages") or {}
-    regressions = [f"`{i}`" + (f": {messages[i]}" if messages.get(i) else "") for i in entry["unexpected_failures"]]
-    stale = [f"`{i}` now passes: remove it from the expected-failures file" for i in entry["stale_entries"]]
+    regressions = [
+        f"`{escape(str(i))}`" + (f": {escape(str(messages[i]))}" if messages.get(i) else "")
+        for i in entry["unexpected_failures"]
+    ]
+    stale = [
+        f"`{escape(str(i))}` now passes: remove it from the expected-failures file" for i in entry["stale_entries"]
+    ]
     return line, regressions, stale
 
 
 def _change_line(change: dict[str, Any]) -> str:
-    where = f"{change.get('list', '?')} `{change.get('name', '?')}`"
-    detail = change.get("kind", "changed")
+    where = f"{escape(str(change.get('list', '?')))} `{escape(str(change.get('name', '?')))}`"
+    detail = escape(str(change.get("kind", "changed")))
     if change.get("path"):
-        detail += f" at `{change['path']}`"
+        detail += f" at `{escape(str(change['path']))}`"
     if change.get("era"):
-        detail += f" ({change['era']})"
+        detail += f" ({escape(str(change['era']))})"
     return f"{where}: {detail}"
 
 
 def _accepted_line(change: dict[str, Any]) -> str:
     why = change.get("accepted") or {}
-    return f"{_change_line(change)} — until {why.get('expires')}: {why.get('reason')}"
+    return f"{_change_line(change)} — until {escape(str(why.get('expires')))}: {escape(str(why.get('reason')))}"
 
 
 def contract_groups(contract: dict[str, Any] | None) -> tuple[list[str], list[str], int]:
@@ -85,14 +96,14 @@ def contract_groups(contract: dict[str, Any] | None) -> tuple[list[str], list[st
 
 def _warning_line(warning: dict[str, Any]) -> str:
     count = f" (×{warning['count']})" if warning.get("count", 1) > 1 else ""
-    return f"{warning['kind']}: {warning['message']}{count}"
+    return f"{escape(str(warning['kind']))}: {escape(str(warning['message']))}{count}"
 
 
 def _evidence(report: dict[str, Any]) -> str | None:
     for step in ("install", "start"):
         data = report.get(step) or {}
         if data and not data.get("ok") and (data.get("evidence") or data.get("error")):
-            return f"{step}: {data.get('error')}\n{data.get('evidence') or ''}".strip()
+            return escape(f"{step}: {data.get('error')}\n{data.get('evidence') or ''}".strip())
     return None
 
 
@@ -105,8 +116,9 @@ def _provenance(report: dict[str, Any]) -> str:
             f"commit {source['commit'][:12]} of {escape(str(source.get('git')))} ({escape(str(source.get('ref')))})"
         )
     actions = report.get("actions") or {}
-    if actions.get("html_url"):
-        parts.append(f"<{actions['html_url']}|GitHub Actions run>")
+    link = safe_url(str(actions.get("html_url") or ""))
+    if link:
+        parts.append(f"<{link}|GitHub Actions run>")
     return "".join(f" · {p}" for p in parts)
 
 
@@ -116,7 +128,7 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     title = headline(report)
     text_lines = [f"{verdict.upper()}: {title}"]
     blocks = [section(f"{VERDICT_ICONS.get(verdict, '')} *{title}*")]
-    reasons = [r["reason"] for r in report.get("reasons") or [] if r.get("verdict") != "pass"]
+    reasons = [escape(str(r["reason"])) for r in report.get("reasons") or [] if r.get("verdict") != "pass"]
     if reasons:
         blocks.append(section(_bullets(reasons)))
         text_lines += [f"- {r}" for r in reasons]
@@ -145,11 +157,12 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
     contract = report.get("contract")
     if contract is not None:
         if contract.get("error"):
-            body = f"*Contract*: {contract['error']}"
-            text_lines.append(f"Contract: {contract['error']}")
+            body = f"*Contract*: {escape(str(contract['error']))}"
+            text_lines.append(f"Contract: {escape(str(contract['error']))}")
         else:
             breaking, models, others = contract_groups(contract)
-            body = f"*Contract* against {contract.get('baseline') or report.get('baseline_sdk_version')}: "
+            against = escape(str(contract.get("baseline") or report.get("baseline_sdk_version")))
+            body = f"*Contract* against {against}: "
             if not (breaking or models or others):
                 body += "no changes"
             else:
@@ -170,23 +183,27 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
 
     evaluation = report.get("evaluation") or {}
     if evaluation.get("note"):
-        blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": f"Models: {evaluation['note']}"}]})
-        text_lines.append(f"Models: {evaluation['note']}")
+        note = escape(str(evaluation["note"]))
+        blocks.append(context(f"Models: {note}"))
+        text_lines.append(f"Models: {note}")
 
     warnings = [_warning_line(w) for w in report.get("deprecation_warnings") or []]
     if warnings:
         blocks.append(section("*Deprecation warnings*\n" + _bullets(warnings)))
         text_lines += [f"Deprecation: {w}" for w in warnings[:MAX_LISTED]]
 
-    footer = f"Took {_duration(report.get('seconds'))} · run {report.get('run_id', '?')}" + _provenance(report)
+    run_id = escape(str(report.get("run_id", "?")))
+    footer = f"Took {_duration(report.get('seconds'))} · run {run_id}" + _provenance(report)
     blocks.append(context(footer))
     text_lines.append(footer)
     return "\n".join(text_lines), blocks
 
 
-def result_notice(loaded: LoadedConfig, report: dict[str, Any]) -> Notice:
-    """The result as a reply in the thread of the beta's alert for the server's team."""
+def result_notice(loaded: LoadedConfig, report: dict[str, Any], stored_id: int | None = None) -> Notice:
+    """The result as a reply in the thread of the beta's alert for the server's team; ``stored_id`` (the run's
+    row, its page /runs/<id>) gives it the Accept… and Open run buttons when Slack can answer them."""
     text, blocks = render(report)
+    blocks = with_actions(blocks, result_buttons(loaded.config, report, stored_id))
     return beta_thread_reply(
         loaded, report["server"], report["sdk_version"], keys.suite_result, "suite_result", text, blocks
     )

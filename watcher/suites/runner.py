@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from watcher import vault
+from watcher import vault, versions
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
@@ -163,6 +163,7 @@ class _Run:
             timeout=self.server.timeouts.install,
             secret_names=self.secret_names,
             cancel=self.cancel,
+            protocols=self.config.suites.git_protocols,
         )
         self.report["source"] = result.as_dict()
         if not result.ok:
@@ -244,7 +245,11 @@ class _Run:
         """Snapshot both eras; raises when no era could be read (an era the server refuses is fine)."""
         out_dir.mkdir(parents=True, exist_ok=True)
         summary = take_snapshot_sync(
-            self.snapshot_target(server, env), out_dir, era="both", timeout=self.server.timeouts.snapshot
+            self.snapshot_target(server, env),
+            out_dir,
+            era="both",
+            timeout=self.server.timeouts.snapshot,
+            client_profile_name=self.server.client_profiles,
         )
         eras = (summary or {}).get("eras") or {}
         failed = {era: info.get("status") for era, info in eras.items() if str(info.get("status")).startswith("error")}
@@ -255,6 +260,10 @@ class _Run:
     def run(self) -> None:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.check_cancel()
+        refusal = version_refusal(self.config, self.server, self.sdk_version)
+        if refusal:  # an outside string is never substituted into an install, prepare or start command
+            self.mark(ERROR, refusal)
+            return
         if self.sandbox.refused:  # asked for, not available: never run the server unprotected instead
             self.mark(ERROR, self.sandbox.reason)
             return
@@ -407,13 +416,16 @@ class _Run:
         """The team's and the server's severity overrides, then the server's accept file: accepted changes
         move under `accepted` and no longer fail the run."""
         from watcher.contract.accept import apply_acceptance, apply_levels, load_accept_file
+        from watcher.slackapp.accepts import annotate, slack_accepts_with
 
         team = next((t for t in self.loaded.config.teams if t.name == self.server.team), None)
         levels: dict[str, str] = {**(team.contract.levels if team else {}), **self.server.contract.levels}
         diff = apply_levels(diff, levels)
-        if self.server.accept:
-            diff = apply_acceptance(diff, load_accept_file(self.repo_path(self.server.accept)), today_utc())
-        return diff
+        file = load_accept_file(self.repo_path(self.server.accept)) if self.server.accept else None
+        merged = slack_accepts_with(self.loaded, self.server.name, file)  # one list: the file's, then Slack's
+        if merged.accept.entries or file is not None:
+            diff = apply_acceptance(diff, merged.accept, today_utc())
+        return annotate(diff, merged)
 
     def baseline_snapshot(self, candidate: Path) -> tuple[Path, str]:
         """The stored snapshot, or one taken the same way under baseline_sdk_version (cached)."""
@@ -470,6 +482,15 @@ def prune_runs(server_runs: Path, keep: int) -> list[Path]:
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)
     return removed
+
+
+def version_refusal(config: WatcherConfig, server: Server, version: str) -> str | None:
+    """Why `version` may not be run for `server` (versions.run_refusal under its SDK's registry); None: it may."""
+    registry = next((s.registry for s in config.sdks if s.name == server.sdk), None)
+    if registry is None:
+        return f"servers.{server.name}.sdk: no SDK named {server.sdk!r}"
+    problem = versions.run_refusal(registry, version)
+    return f"{server.sdk} SDK: {problem}" if problem else None
 
 
 def run_check(

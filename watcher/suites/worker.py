@@ -17,11 +17,12 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from watcher import clock
+from watcher import clock, versions
 from watcher.config import ConfigError, LoadedConfig
 from watcher.evaluation.notices import evaluation_notice
 from watcher.evaluation.trigger import after_suite_run
 from watcher.notify import keys
+from watcher.slackapp.records import result_after_slack
 from watcher.store import Store
 from watcher.store_schema import RunRow
 from watcher.suites.executors import execute
@@ -40,12 +41,23 @@ def queue_for_release(loaded: LoadedConfig, store: Store, sdk: str, version: str
     config = loaded.config
     if not prerelease and not config.suites.on_stable:
         return []
+    if not _runnable(loaded, sdk, version):
+        return []
     trigger = keys.release_event(sdk, version)
     return [
         server.name
         for server in config.servers
         if server.sdk == sdk and store.queue_run(server.name, sdk, version, trigger)
     ]
+
+
+def _runnable(loaded: LoadedConfig, sdk: str, version: str) -> bool:
+    """A version that does not parse under its scheme, or holds unsafe characters, is recorded and shown, never run."""
+    source = next((s for s in loaded.config.sdks if s.name == sdk), None)
+    problem = versions.run_refusal(source.registry, version) if source else f"no SDK named {sdk!r}"
+    if problem:
+        log.warning("no suite run for %s %r: %s", sdk, version, problem)
+    return problem is None
 
 
 def queue_after_poll(
@@ -61,6 +73,8 @@ def queue_after_poll(
     ]
     if loaded.config.suites.on_baseline:
         for sdk, version in baseline_newest.items():
+            if not _runnable(loaded, sdk, version):
+                continue
             for server in loaded.config.servers:
                 if server.sdk == sdk and store.queue_run(
                     server.name, sdk, version, keys.baseline_trigger(sdk, version)
@@ -112,13 +126,18 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
     if keys.is_onboarding_trigger(run.get("trigger")):
         return outcome  # a team repository's first run: its verdict goes in the one onboarding message
     try:
-        notice = result_notice(loaded, report)
+        notice = result_notice(loaded, report, run["id"])
         if keys.is_baseline_trigger(run.get("trigger")):
             # A first look at an SDK the watcher just started following: no beta alert to reply to.
             notice = dataclasses.replace(notice, thread_of=None)
     except ConfigError as exc:
         log.warning("no notice for run %s: %s", run["id"], exc, extra={"server": run["server"], "run_id": run["id"]})
         return outcome
+    slack_notice = result_after_slack(store, notice, run["sdk"], run.get("trigger"), clock.now())
+    if slack_notice is None:
+        log.info("result of run %s not sent: %s is muted for team %s from Slack", run["id"], run["sdk"], notice.team)
+        return outcome
+    notice = slack_notice
     store.enqueue(notice)
     outcome["notice"] = notice.key
     if evaluation is not None:

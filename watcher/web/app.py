@@ -18,6 +18,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from watcher.backtest.page import backtest_routes
 from watcher.web.access import COOKIE, Access, TokenGate, safe_next
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
@@ -139,7 +140,9 @@ class Pages:
         run = collect_run(self.ctx, int(request.path_params["run_id"]))
         if run is None:
             return self.render("not_found.html", 404, page="run", what=f"run #{request.path_params['run_id']}")
-        return self.render("run.html", page="run", run=run)
+        from watcher.slackapp.summary import run_section  # what was done from Slack about this run
+
+        return self.render("run.html", page="run", run=run, slack=run_section(self.ctx.store, run.run_id))
 
     def deprecations(self, request: Request) -> Response:
         page = collect_deprecations(self.ctx, self.ctx.now().date())
@@ -192,5 +195,6 @@ def web_parts(ctx: WebContext, access: Access) -> tuple[list[BaseRoute], list[Mi
         ("/login", pages.login, ["GET", "POST"]),
     ]
     routes: list[BaseRoute] = [Route(path, handler, methods=methods) for path, handler, methods in handlers]
+    routes += backtest_routes(ctx, pages.render)
     routes.append(Mount("/static", app=StaticFiles(directory=HERE / "static"), name="static"))
     return routes, [Middleware(TokenGate, access=access)]

@@ -44,8 +44,12 @@ TRUE_BREAKING: dict[tuple[str, str, str], set[tuple[str, str]]] = {
             )
         },
         *{("tool_removed", name) for name in ("printEnv", "startElicitation", "zip")},
-        # The renamed tool's enum replaced a free string: calls with other cities are rejected.
-        ("type_narrowed", "get-structured-content"),
+        # Under the bare client profile (none): sampleLLM was offered to every client; its successor
+        # trigger-sampling-request only to clients that declare sampling. Hidden before the profiles existed.
+        ("tool_removed", "sampleLLM"),
+        # The renamed tool's enum replaced a free string: calls with other cities are rejected. Reported under
+        # the old name, the one its callers know (the new name had no callers to break).
+        ("type_narrowed", "structuredContent"),
         ("prompt_renamed", "simple_prompt"),
         *{("prompt_removed", name) for name in ("complex_prompt", "resource_prompt")},
         *{("resource_removed", f"test://static/resource/{n}") for n in range(1, 101)},

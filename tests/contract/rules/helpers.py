@@ -3,11 +3,14 @@ one check every case makes (the rule fires, at the expected path, with its grade
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
-from tests.contract.helpers import obj, server_record, tool
-from watcher.contract.diff import compare_list
+from tests.contract.helpers import obj, server_record, tool, write_snapshot
+from watcher.contract.diff import compare_list, diff_snapshots
 from watcher.contract.normalize import LIST_BY_NAME
 from watcher.contract.report import change_json
 from watcher.contract.rules import RULES, errors, server
@@ -81,3 +84,29 @@ def assert_case_fires(case: Case) -> None:
     assert change["affectsModels"] is models
     assert change["kind"] == RULES[rule_id].reported_kind
     assert set(change) >= {"list", "name", "path", "kind", "before", "after", "breaksClients", "affectsModels"}
+
+
+PROFILE_CAPABILITIES = {"typical": ["roots", "sampling", "elicitation"], "none": []}
+
+
+def write_profiles(root: Path, tools_by_profile: Mapping[str, list[dict[str, Any]]]) -> Path:
+    """A snapshot taken under several client profiles, as `snapshot` lays it out: the first profile in
+    `root`, each other one in `root/profiles/<name>/` (one era, modern)."""
+    manifest = []
+    for index, (name, tools) in enumerate(tools_by_profile.items()):
+        record = {"name": name, "capabilities": PROFILE_CAPABILITIES.get(name, name.split(","))}
+        manifest.append(record)
+        folder = root if index == 0 else root / "profiles" / name
+        write_snapshot(folder, tools=tools, server=server_record(clientProfile=record))
+    first = manifest[0]
+    (root / "snapshot.json").write_text(json.dumps({"clientProfile": first, "clientProfiles": manifest}))
+    return root
+
+
+def profiles_diff(before: Mapping[str, list[dict[str, Any]]], after: Mapping[str, list[dict[str, Any]]]) -> Changes:
+    """The changes between two snapshots taken under several client profiles ({profile: tools})."""
+    with tempfile.TemporaryDirectory() as tmp:
+        base = write_profiles(Path(tmp) / "base", before)
+        cand = write_profiles(Path(tmp) / "cand", after)
+        changes: Changes = diff_snapshots(base, cand)["changes"]
+        return changes

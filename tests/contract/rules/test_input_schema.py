@@ -35,6 +35,17 @@ CASES: list[Case] = [
         lambda: schema_diff(obj({"title": STR}, ["title"]), obj({"title": STR, "author": STR}, ["title", "author"])),
     ),
     (
+        "required parameter added with a default (zod 4 output-mode schema)",
+        "required_parameter_with_default",
+        "inputSchema.required",
+        False,
+        True,
+        lambda: schema_diff(
+            obj({"title": STR}, ["title"]),
+            obj({"title": STR, "level": {**STR, "default": "info"}}, ["title", "level"]),
+        ),
+    ),
+    (
         "optional parameter added",
         "optional_parameter_added",
         "inputSchema.properties.language",
@@ -47,6 +58,17 @@ CASES: list[Case] = [
         "parameter_removed",
         "inputSchema.properties.language",
         True,
+        True,
+        lambda: schema_diff(
+            obj({"title": STR, "language": STR}, additionalProperties=False),
+            obj({"title": STR}, additionalProperties=False),
+        ),
+    ),
+    (
+        "parameter dropped where unknown keys are allowed",
+        "parameter_ignored",
+        "inputSchema.properties.language",
+        False,
         True,
         lambda: schema_diff(obj({"title": STR, "language": STR}), obj({"title": STR})),
     ),
@@ -131,12 +153,48 @@ CASES: list[Case] = [
         lambda: schema_diff(obj({"a": STR}), obj({"a": {**STR, "pattern": "^[0-9-]+$"}})),
     ),
     (
-        "pattern changed",
+        "pattern narrowed (new language inside the old)",
         "type_narrowed",
         "inputSchema.properties.a.pattern",
         True,
         True,
+        lambda: schema_diff(obj({"a": {**STR, "pattern": "^[a-z]+$"}}), obj({"a": {**STR, "pattern": "^[a-z]{1,8}$"}})),
+    ),
+    (
+        "pattern changed both ways",
+        "constraint_changed",
+        "inputSchema.properties.a.pattern",
+        True,
+        True,
         lambda: schema_diff(obj({"a": {**STR, "pattern": "^a"}}), obj({"a": {**STR, "pattern": "^b"}})),
+    ),
+    (
+        "pattern widened (old language inside the new)",
+        "type_widened",
+        "inputSchema.properties.a.pattern",
+        False,
+        True,
+        lambda: schema_diff(obj({"a": {**STR, "pattern": "^[a-z]+$"}}), obj({"a": {**STR, "pattern": "^[a-z0-9_]+$"}})),
+    ),
+    (
+        "pattern the automata cannot read",
+        "pattern_changed_unknown",
+        "inputSchema.properties.a.pattern",
+        False,
+        True,
+        lambda: schema_diff(
+            obj({"a": {**STR, "pattern": "^(?!x)[a-z]+$"}}), obj({"a": {**STR, "pattern": "^[a-z]+$"}})
+        ),
+    ),
+    (
+        "pattern spelled differently, same strings",
+        "pattern_rewritten",
+        "inputSchema.properties.a.pattern",
+        False,
+        False,
+        lambda: schema_diff(
+            obj({"a": {**STR, "pattern": "^[0-9]+$"}}), obj({"a": {**STR, "pattern": "^[0-9][0-9]*$"}})
+        ),
     ),
     (
         "format added",

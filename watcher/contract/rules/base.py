@@ -30,6 +30,9 @@ class Rule:
     """What a model reads changed, so it may choose tools or arguments differently."""
     gray: bool = False
     """Breaks no call, yet an old client may misread the result; shown as "no (gray)" in the document."""
+    dangerous: bool = False
+    """Breaks no call, yet an old call now means something else (a value silently ignored, a pattern whose
+    change cannot be judged): graded `dangerous`, apart from breaking, like graphql-inspector's "dangerous"."""
     lint: bool = False
     """An evolution lint: breaks nothing by itself, reported with grade `lint` (fails only `--fail-on lints`)."""
     kind: str | None = None
@@ -44,6 +47,10 @@ class Rule:
             raise ValueError(f"rule {self.id!r}: a lint breaks no client; breaks_clients must be False")
         if self.gray and self.breaks_clients:
             raise ValueError(f"rule {self.id!r}: gray means it breaks no client; breaks_clients must be False")
+        if self.dangerous and (self.breaks_clients or self.lint):
+            raise ValueError(
+                f"rule {self.id!r}: dangerous is a grade of its own; breaks_clients and lint must be False"
+            )
 
     @property
     def reported_kind(self) -> str:
@@ -69,6 +76,9 @@ class Change:
     """A note for the reader, e.g. the tool a removed one was likely renamed to."""
     era: str | None = None
     """The protocol era it was found in ("legacy", "modern" or "both"); None when eras were not paired."""
+    profile: str | None = None
+    """The client profile(s) it was seen under ("none", "typical", "none, typical"); None when the
+    snapshots record no profile."""
 
     @property
     def kind(self) -> str:
@@ -84,7 +94,7 @@ class Change:
 
     @property
     def grade(self) -> str:
-        return grade_of(self.rule.breaks_clients, self.rule.affects_models, self.rule.lint)
+        return grade_of(self.rule.breaks_clients, self.rule.affects_models, self.rule.lint, self.rule.dangerous)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -126,10 +136,12 @@ class Family(Protocol):
     def check(self, compared: Compared) -> Iterator[Change]: ...
 
 
-def grade_of(breaks_clients: bool, affects_models: bool, lint: bool = False) -> str:
-    """The one-word grade: "breaking", "models", "lint" or "info"."""
+def grade_of(breaks_clients: bool, affects_models: bool, lint: bool = False, dangerous: bool = False) -> str:
+    """The one-word grade: "breaking", "dangerous", "models", "lint" or "info"."""
     if breaks_clients:
         return "breaking"
+    if dangerous:
+        return "dangerous"
     if affects_models:
         return "models"
     return "lint" if lint else "info"

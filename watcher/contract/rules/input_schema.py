@@ -24,6 +24,15 @@ REQUIRED_PARAMETER_ADDED = Rule(
     breaks_clients=True,
     affects_models=True,
 )
+REQUIRED_PARAMETER_WITH_DEFAULT = Rule(
+    id="required_parameter_with_default",
+    family=FAMILY,
+    doc="A parameter became required (new, or formerly optional) but declares a default: zod 4's output-mode "
+    "schemas list defaulted parameters as required, and the server fills the default in, so calls without it "
+    "still work; the model sees a parameter it must now send.",
+    breaks_clients=False,
+    affects_models=True,
+)
 OPTIONAL_PARAMETER_ADDED = Rule(
     id="optional_parameter_added",
     family=FAMILY,
@@ -34,9 +43,18 @@ OPTIONAL_PARAMETER_ADDED = Rule(
 PARAMETER_REMOVED = Rule(
     id="parameter_removed",
     family=FAMILY,
-    doc="A parameter is gone (or renamed): calls that send it are rejected, or it is silently ignored.",
+    doc="A parameter is gone (or renamed) from an object that refuses unknown keys: calls that send it are rejected.",
     breaks_clients=True,
     affects_models=True,
+)
+PARAMETER_IGNORED = Rule(
+    id="parameter_ignored",
+    family=FAMILY,
+    doc="A parameter is gone from an object that admits unknown keys: calls that send it still validate, but "
+    "the value is silently ignored, so the call no longer means what it did. Dangerous.",
+    breaks_clients=False,
+    affects_models=True,
+    dangerous=True,
 )
 PARAMETER_BECAME_REQUIRED = Rule(
     id="parameter_became_required",
@@ -98,6 +116,23 @@ SCHEMA_ANNOTATION_CHANGED = Rule(
     breaks_clients=False,
     affects_models=True,
 )
+PATTERN_CHANGED_UNKNOWN = Rule(
+    id="pattern_changed_unknown",
+    family=FAMILY,
+    doc="A pattern changed in a way its inclusion cannot be decided here (lookarounds, back-references, \\b, "
+    "Unicode properties…): changed, direction unknown; never guessed as narrowed. Dangerous.",
+    breaks_clients=False,
+    affects_models=True,
+    dangerous=True,
+)
+PATTERN_REWRITTEN = Rule(
+    id="pattern_rewritten",
+    family=FAMILY,
+    doc="A pattern was spelled differently but admits exactly the same strings (decided by automaton "
+    "inclusion both ways): a note, breaking nothing.",
+    breaks_clients=False,
+    affects_models=False,
+)
 BOUND_REWRITTEN = Rule(
     id="bound_rewritten",
     family=FAMILY,
@@ -123,8 +158,10 @@ X_MCP_HEADER_CHANGED = Rule(
 
 RULES = (
     REQUIRED_PARAMETER_ADDED,
+    REQUIRED_PARAMETER_WITH_DEFAULT,
     OPTIONAL_PARAMETER_ADDED,
     PARAMETER_REMOVED,
+    PARAMETER_IGNORED,
     PARAMETER_BECAME_REQUIRED,
     PARAMETER_BECAME_OPTIONAL,
     TYPE_CHANGED,
@@ -133,6 +170,8 @@ RULES = (
     DEFAULT_CHANGED,
     CONSTRAINT_CHANGED,
     SCHEMA_ANNOTATION_CHANGED,
+    PATTERN_CHANGED_UNKNOWN,
+    PATTERN_REWRITTEN,
     BOUND_REWRITTEN,
     X_MCP_HEADER_INVALID,
     X_MCP_HEADER_CHANGED,
@@ -177,14 +216,14 @@ def _classify(fact: Fact) -> Rule | None:
     """The input rule for one structural difference (None: another difference reports it)."""
     match fact.kind:
         case "required_added":
-            return REQUIRED_PARAMETER_ADDED
+            return REQUIRED_PARAMETER_WITH_DEFAULT if fact.keyword == "defaulted" else REQUIRED_PARAMETER_ADDED
         case "property_added":
             # A new required parameter is reported once, on the `required` list.
             return OPTIONAL_PARAMETER_ADDED if fact.keyword == "optional" else None
         case "property_removed":
-            return PARAMETER_REMOVED
+            return PARAMETER_IGNORED if fact.direction == "ignored" else PARAMETER_REMOVED
         case "became_required":
-            return PARAMETER_BECAME_REQUIRED
+            return REQUIRED_PARAMETER_WITH_DEFAULT if fact.keyword == "defaulted" else PARAMETER_BECAME_REQUIRED
         case "became_optional":
             return PARAMETER_BECAME_OPTIONAL
         case "type":
@@ -193,7 +232,9 @@ def _classify(fact: Fact) -> Rule | None:
             return _BY_DIRECTION.get(fact.direction or "", TYPE_CHANGED)
         case "constraint":
             if fact.direction == "equivalent":
-                return BOUND_REWRITTEN
+                return PATTERN_REWRITTEN if fact.keyword == "pattern" else BOUND_REWRITTEN
+            if fact.direction == "unknown":
+                return PATTERN_CHANGED_UNKNOWN
             return _BY_DIRECTION.get(fact.direction or "", CONSTRAINT_CHANGED)
         case "annotation":
             if fact.keyword == "description":

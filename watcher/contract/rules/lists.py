@@ -26,6 +26,14 @@ TOOL_REMOVED = Rule(
     affects_models=True,
     kind="removed",
 )
+TOOL_REQUIRES_CAPABILITY = Rule(
+    id="tool_requires_capability",
+    family=FAMILY,
+    doc="A tool is now offered only to clients that declare a capability (it is gone for a client that "
+    "declares less, e.g. a script or a host without elicitation): calls by such clients fail.",
+    breaks_clients=True,
+    affects_models=True,
+)
 PROMPT_ADDED = Rule(
     id="prompt_added",
     family=FAMILY,
@@ -78,6 +86,7 @@ TEMPLATE_REMOVED = Rule(
 RULES = (
     TOOL_ADDED,
     TOOL_REMOVED,
+    TOOL_REQUIRES_CAPABILITY,
     PROMPT_ADDED,
     PROMPT_REMOVED,
     RESOURCE_ADDED,
@@ -108,6 +117,26 @@ def check(compared: Compared) -> Iterator[Change]:
         yield make_change(added_rule, list_name, key, None)
 
 
+def requires_capability(removed: Change, profile: str, richer: str, capabilities: list[str]) -> Change:
+    """The `tool_removed` seen under client profile `profile`, restated: the candidate still offers the tool
+    under profile `richer`, which declares `capabilities` on top."""
+    hint = (
+        f"still offered to clients declaring {', '.join(capabilities)} (profile {richer}); gone for clients "
+        f"without (profile {profile})"
+    )
+    return Change(
+        rule=TOOL_REQUIRES_CAPABILITY,
+        list_name=removed.list_name,
+        name=removed.name,
+        path=None,
+        before=None,
+        after=capabilities,
+        hint=hint,
+        era=removed.era,
+        profile=profile,
+    )
+
+
 def _argument_names(list_name: str, entry: dict[str, Any]) -> frozenset[str]:
     if list_name == "tools":
         schema = entry.get("inputSchema")
@@ -118,7 +147,7 @@ def _argument_names(list_name: str, entry: dict[str, Any]) -> frozenset[str]:
 
 
 def _rename_hint(list_name: str, key: str, entry: dict[str, Any], added: Mapping[str, dict[str, Any]]) -> str | None:
-    """Name the added entry that most likely replaces a removed one: similar name or the same arguments."""
+    """Name the added entry that may replace a removed one (similar name or the same arguments), as a hint."""
     if not added:
         return None
     old_args = _argument_names(list_name, entry)
@@ -134,4 +163,8 @@ def _rename_hint(list_name: str, key: str, entry: dict[str, Any], added: Mapping
     assert best is not None
     if best[0] < 0.6:
         return None
-    return f"likely renamed to {best[1]!r}; still breaking for clients that call {key!r}"
+    # Only a hint: the renames family found too little evidence to pair the two (docs/contract-rules.md).
+    return (
+        f"perhaps replaced by {best[1]!r} (not paired as a rename: names and inputs agree too little); still "
+        f"breaking for clients that call {key!r}"
+    )

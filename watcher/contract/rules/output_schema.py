@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from watcher.contract.rules.base import Change, Compared, Rule, join_path, make_change
-from watcher.contract.rules.input_schema import BOUND_REWRITTEN, hint_for
+from watcher.contract.rules.input_schema import BOUND_REWRITTEN, PATTERN_CHANGED_UNKNOWN, PATTERN_REWRITTEN, hint_for
 from watcher.contract.schema_diff import Fact, diff_schemas, strip_titles
 
 FAMILY = "output_schema"
@@ -145,7 +145,9 @@ def _classify(fact: Fact) -> Rule | None:
             return OUTPUT_TYPE_NARROWED if fact.direction == "narrowed" else OUTPUT_TYPE_CHANGED
         case "constraint":
             if fact.direction == "equivalent":
-                return BOUND_REWRITTEN
+                return PATTERN_REWRITTEN if fact.keyword == "pattern" else BOUND_REWRITTEN
+            if fact.direction == "unknown":
+                return PATTERN_CHANGED_UNKNOWN
             if fact.direction == "narrowed":
                 return OUTPUT_TYPE_NARROWED
             return OUTPUT_TYPE_WIDENED if fact.direction == "widened" else OUTPUT_TYPE_CHANGED

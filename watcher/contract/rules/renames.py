@@ -9,7 +9,6 @@ basis) and the usual remedy: keep the old name as a deprecated alias for a relea
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -89,6 +88,16 @@ def pair(list_name: str, removed: Mapping[str, Any], added: Mapping[str, Any]) -
     return sorted(pairs, key=lambda r: r.old)
 
 
+NAME_THRESHOLD = 0.8
+"""Name evidence needed to pair on names (with parameters that agree at `SHARED_THRESHOLD`)."""
+SHARED_THRESHOLD = 0.5
+"""Jaccard index of parameter names (shared / all) needed beside a name match."""
+DESCRIPTION_THRESHOLD = 0.4
+"""Description evidence needed to pair two unrelated names on identical parameters alone."""
+STEM = 5
+"""Words are compared by their first five letters (samples, sampling → "sampl"): a stemmer small enough to read."""
+
+
 def _judge(
     list_name: str,
     old: str,
@@ -98,26 +107,44 @@ def _judge(
     removed: Mapping[str, Any],
     added: Mapping[str, Any],
 ) -> Rename | None:
+    """The evidence that `old` became `new`, or None when it is too weak (see docs/contract-rules.md, renames).
+
+    Measures, each in [0, 1]: name — 1 for the same words once case and separators are ignored, 0.85 when
+    one name's words all appear in the other, else the Dice coefficient of their word stems; parameters —
+    1 for the same names and shapes, else the Jaccard index of their names (0.2 when neither takes any);
+    description — the Dice coefficient of the descriptions' word stems. A pair needs a compatible input
+    (the new entry requires nothing the old one lacked) and either name ≥ 0.8 with parameters ≥ 0.5 (or
+    neither taking any), or identical parameters (two or more, found on no other removed or added entry)
+    with a description ≥ 0.4.
+    """
     params_old, params_new = _parameters(list_name, old_entry), _parameters(list_name, new_entry)
     required_new = _required(list_name, new_entry)
     if not required_new <= set(params_old):
         return None  # a call made with the old arguments would lack a required one: not compatible
-    same_schema = params_old == params_new
-    shared = set(params_old) & set(params_new)
     name_basis, name_score = _name_similarity(old, new)
-    if params_old and same_schema:
+    description_score = _dice(_stems(_description(old_entry)), _stems(_description(new_entry)))
+    union = set(params_old) | set(params_new)
+    shared = set(params_old) & set(params_new)
+    if params_old and params_old == params_new:
         schema_basis, schema_score = "same parameters", 1.0
-    elif params_old and len(shared) * 2 >= max(len(params_old), len(params_new)):
-        schema_basis, schema_score = f"shares parameters {', '.join(sorted(shared))}", 0.6
-    elif not params_old and not params_new:
+    elif not union:
         schema_basis, schema_score = "neither takes parameters", 0.2
     else:
-        return None
-    if name_score >= 0.8:
-        return Rename(old, new, (name_basis, schema_basis), name_score + schema_score)
-    # On parameters alone, only a distinctive input counts: one `query` string is everybody's schema.
-    if schema_score == 1.0 and len(params_old) >= 2 and _unique_schema(list_name, old_entry, removed, added):
-        return Rename(old, new, ("the only entries with this input schema", schema_basis), schema_score)
+        schema_score = len(shared) / len(union)
+        schema_basis = f"shares parameters {', '.join(sorted(shared))}" if shared else "no parameter in common"
+    score = name_score + schema_score + description_score / 2
+    if name_score >= NAME_THRESHOLD and (schema_score >= SHARED_THRESHOLD or not union):
+        return Rename(old, new, (name_basis, schema_basis), score)
+    # On parameters alone, only a distinctive input with a matching purpose counts: two entries taking
+    # (owner, repo) are not one renamed entry unless their descriptions say the same thing.
+    if (
+        params_old == params_new
+        and len(params_old) >= 2
+        and description_score >= DESCRIPTION_THRESHOLD
+        and _unique_schema(list_name, old_entry, removed, added)
+    ):
+        basis = ("the only entries with this input schema", schema_basis, f"descriptions {description_score:.0%} alike")
+        return Rename(old, new, basis, score)
     return None
 
 
@@ -134,6 +161,19 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
 
 
+def _stems(text: str) -> set[str]:
+    return {word[:STEM] for word in _words(text) if len(word) >= 3 or word.isdigit()}
+
+
+def _dice(a: set[str], b: set[str]) -> float:
+    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def _description(entry: Any) -> str:
+    text = entry.get("description") if isinstance(entry, dict) else None
+    return text if isinstance(text, str) else ""
+
+
 def _name_similarity(old: str, new: str) -> tuple[str, float]:
     flat_old, flat_new = "".join(_words(old)), "".join(_words(new))
     if flat_old == flat_new:
@@ -143,8 +183,10 @@ def _name_similarity(old: str, new: str) -> tuple[str, float]:
         return f"new name {new!r} contains every word of {old!r}", 0.85
     if len(flat_new) >= 4 and words_new <= words_old:
         return f"old name {old!r} contains every word of {new!r}", 0.85
-    ratio = difflib.SequenceMatcher(None, flat_old, flat_new).ratio()
-    return f"names {ratio:.0%} alike", ratio
+    stems_old = {w[:STEM] for w in words_old}
+    stems_new = {w[:STEM] for w in words_new}
+    ratio = _dice(stems_old, stems_new)
+    return f"names share {ratio:.0%} of their word stems", ratio
 
 
 def _parameters(list_name: str, entry: Any) -> dict[str, Any]:

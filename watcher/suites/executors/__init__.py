@@ -15,6 +15,19 @@ def execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Eve
     """Run one queued run (a row of the store's queue) on its server's executor; raises ConfigError for
     a server no longer configured."""
     server = loaded.config.server(run["server"])
+    from watcher.suites.runner import ERROR, version_refusal
+
+    refusal = version_refusal(loaded.config, server, run["sdk_version"])
+    if refusal:  # queued before this check existed, or by hand: still never run, nor dispatched to CI
+        return {
+            "server": server.name,
+            "team": server.team,
+            "sdk": server.sdk,
+            "sdk_version": run["sdk_version"],
+            "verdict": ERROR,
+            "reasons": [{"verdict": ERROR, "reason": refusal}],
+            "executor": server.executor.kind,
+        }
     if isinstance(server.executor, GitHubActionsExecutor):
         from watcher.suites.executors.github_actions import run_on_actions
 

@@ -6,7 +6,10 @@ until it completes → download its artifact (a zip holding the `check --json` r
 with a link to the run, is the result. Every way this can go wrong is an `error` report with the
 reason and a link, never a drop and never a pass. The store remembers each dispatch by run key, so a
 restart follows the run it already started instead of dispatching again. Rate limits
-(`retry-after`, `x-ratelimit-remaining`/`-reset`, secondary limits) are waited out.
+(`retry-after`, `x-ratelimit-remaining`/`-reset`, secondary limits) are waited out, but every wait
+ends on stop and none goes past the run's deadline (`timeout_minutes`). A dispatch whose answer was
+lost (5xx, no answer) may have started a run: it is looked up by its run key before it is sent again.
+The artifact is bounded (download, inflated and report.json caps): over a cap it is an `error`.
 """
 
 from __future__ import annotations
@@ -28,14 +31,17 @@ from watcher import clock, vault
 from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
 from watcher.store import Store, parse_iso
 from watcher.store_schema import RunRow
-from watcher.suites.executors.github_api import ActionsError, GitHubApi, message
+from watcher.suites.executors.github_api import (
+    ActionsError,
+    GitHubApi,
+    Interrupted,
+    TooLarge,
+    Uncertain,
+    message,
+)
 from watcher.suites.runner import ERROR, REPORT_FILE, new_run_id, prune_runs, sdk_package_of
 
 log = logging.getLogger(__name__)
-
-
-class Interrupted(Exception):
-    pass
 
 
 DISPATCH_INPUTS = ("server", "sdk_package", "sdk_version", "run_key")
@@ -81,11 +87,8 @@ class _Follow:
         }
 
     def sleep(self, seconds: float) -> None:
-        if self.stop is not None:
-            if self.stop.wait(seconds):
-                raise Interrupted()
-        else:
-            self.api.wait(seconds)
+        """A pause between two looks at GitHub: ends on stop, never past the run's deadline."""
+        self.api.sleep(seconds, "waiting for the Actions run", clip=True)
 
     def report(self) -> dict[str, Any]:
         row = self.store.dispatched(self.key)
@@ -124,7 +127,21 @@ class _Follow:
             },
         }
         path = f"/repos/{self.repo}/actions/workflows/{self.settings.workflow}/dispatches"
-        response = self.api.call("POST", path, json=body)
+        response = None
+        for attempt in range(self.api.settings.retries + 1):
+            try:
+                response = self.api.call("POST", path, unsafe=True, json=body)
+                break
+            except Uncertain as exc:
+                # GitHub may have started the run although the answer was lost: look before sending again.
+                log.warning("dispatch of %s got no clear answer (%s); looking it up by its key", self.key, exc)
+                if self.look_up(self.settings.lookup_seconds):  # found: recorded with its run id
+                    return
+                if attempt == self.api.settings.retries:
+                    what = f"dispatch got no clear answer and no run with its key appeared ({exc})"
+                    raise ActionsError(what) from None
+                self.api.sleep(self.api.settings.backoff_seconds * 2 ** (attempt + 1), "dispatch backoff")
+        assert response is not None
         if response.status_code not in (200, 204):
             self.store.record_dispatch(self.key, state="refused")
             what = {
@@ -145,8 +162,16 @@ class _Follow:
         self.store.record_dispatch(self.key, state="found", gh_run_id=run_id, html_url=html_url)
 
     def find(self) -> None:
+        if not self.look_up(self.settings.find_seconds):
+            raise ActionsError(
+                f"the dispatched run never appeared: no run titled with [{self.key}] within "
+                f"{self.settings.find_seconds:.0f} s (does the workflow set run-name with inputs.run_key?)"
+            )
+
+    def look_up(self, seconds: float) -> bool:
+        """Find the run titled with this run's key, asking for up to `seconds`; True when found (and recorded)."""
         marker = f"[{self.key}]"
-        deadline = time.monotonic() + self.settings.find_seconds
+        deadline = time.monotonic() + seconds
         params = {"event": "workflow_dispatch", "per_page": "100"}
         while True:
             response = self.api.call("GET", f"/repos/{self.repo}/actions/runs", params=params)
@@ -155,12 +180,9 @@ class _Follow:
             for item in response.json().get("workflow_runs") or []:
                 if marker in str(item.get("display_title") or "") or marker in str(item.get("name") or ""):
                     self.found(int(item["id"]), str(item.get("html_url") or ""))
-                    return
+                    return True
             if time.monotonic() >= deadline:
-                raise ActionsError(
-                    f"the dispatched run never appeared: no run titled with {marker} within "
-                    f"{self.settings.find_seconds:.0f} s (does the workflow set run-name with inputs.run_key?)"
-                )
+                return False
             self.sleep(self.settings.poll_seconds)
 
     def follow(self, row: dict[str, Any]) -> dict[str, Any]:
@@ -207,34 +229,90 @@ class _Follow:
 
     def download(self, artifact_id: int) -> bytes:
         path = f"/repos/{self.repo}/actions/artifacts/{artifact_id}/zip"
-        response = self.api.call("GET", path, follow_redirects=False)
+        try:
+            response = self.api.call("GET", path, follow_redirects=False, max_bytes=self.settings.max_artifact_bytes)
+        except TooLarge as exc:
+            limit = self.settings.max_artifact_bytes
+            raise ActionsError(f"the artifact is over executor.max_artifact_bytes ({limit:,}); not read") from exc
         if response.status_code in (301, 302, 303, 307, 308) and response.headers.get("location"):
             # A short-lived signed address on another host: it gets no token.
-            blob = self.api.client.get(response.headers["location"], timeout=self.api.settings.timeout_seconds)
-            if blob.status_code != 200:
-                raise ActionsError(f"the artifact download answered HTTP {blob.status_code}")
-            return blob.content
+            return self.capped_download(response.headers["location"])
         if response.status_code == 200:
             return response.content
         raise ActionsError(f"cannot download the artifact (HTTP {response.status_code}: {message(response)})")
 
+    def check_artifact_size(self, size: int, *, declared: bool = False) -> None:
+        limit = self.settings.max_artifact_bytes
+        if size > limit:
+            what = f"declares {size:,} bytes" if declared else f"is larger than {limit:,} bytes"
+            raise ActionsError(f"the artifact {what}, over executor.max_artifact_bytes ({limit:,}); not read")
+
+    def capped_download(self, url: str) -> bytes:
+        """The zip, streamed: refused on its declared length, or as soon as it passes the cap."""
+        chunks: list[bytes] = []
+        size = 0
+        with self.api.client.stream("GET", url, timeout=self.api.settings.timeout_seconds) as blob:
+            if blob.status_code != 200:
+                raise ActionsError(f"the artifact download answered HTTP {blob.status_code}")
+            declared = blob.headers.get("content-length")
+            if declared and declared.isdigit():
+                self.check_artifact_size(int(declared), declared=True)
+            for chunk in blob.iter_bytes():
+                size += len(chunk)
+                self.check_artifact_size(size)
+                chunks.append(chunk)
+        return b"".join(chunks)
+
     def read_report(self, zipped: bytes) -> dict[str, Any]:
+        """report.json out of the zip, bounded: the entries' declared sizes are checked before anything is
+        inflated, and report.json is inflated at most `max_report_bytes` (+1, to know it was more)."""
+        settings = self.settings
         try:
             with zipfile.ZipFile(io.BytesIO(zipped)) as archive:
-                names = [n for n in archive.namelist() if n.rsplit("/", 1)[-1] == REPORT_FILE]
-                if not names:
+                entries = archive.infolist()
+                inflated = sum(entry.file_size for entry in entries)
+                if inflated > settings.max_inflated_bytes:
+                    raise ActionsError(
+                        f"the artifact would inflate to {inflated:,} bytes, over executor.max_inflated_bytes "
+                        f"({settings.max_inflated_bytes:,}); not read"
+                    )
+                found = [e for e in entries if e.filename.rsplit("/", 1)[-1] == REPORT_FILE]
+                if not found:
                     raise ActionsError(f"the artifact is not a check report: no {REPORT_FILE} in it")
-                report = json.loads(archive.read(names[0]))
-        except (zipfile.BadZipFile, ValueError) as exc:
+                entry, limit = found[0], settings.max_report_bytes
+                if entry.file_size > limit:
+                    raise ActionsError(
+                        f"{REPORT_FILE} declares {entry.file_size:,} bytes, over executor.max_report_bytes "
+                        f"({limit:,}); not read"
+                    )
+                with archive.open(entry) as handle:
+                    data = handle.read(limit + 1)
+                if len(data) > limit:
+                    raise ActionsError(f"{REPORT_FILE} inflates past executor.max_report_bytes ({limit:,}); not read")
+                report = json.loads(data)
+        except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, EOFError) as exc:
             raise ActionsError(f"the artifact is not a check report: {exc}") from exc
         if not isinstance(report, dict) or report.get("verdict") not in ("pass", "fail", "error"):
             raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has no verdict")
         if report.get("server") != self.server.name or report.get("sdk_version") != self.run["sdk_version"]:
             raise ActionsError(
-                f"the artifact is a report of {report.get('server')} on {report.get('sdk_version')}, "
+                f"the artifact is a report of {_shown(report.get('server'))} on {_shown(report.get('sdk_version'))}, "
                 f"not of {self.server.name} on {self.run['sdk_version']}"
             )
+        reasons = report.get("reasons", [])
+        if not isinstance(reasons, list) or not all(
+            isinstance(r, dict) and isinstance(r.get("reason"), str) for r in reasons
+        ):
+            raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has malformed reasons")
+        if not isinstance(report.get("seconds", 0), int | float | None):
+            raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has malformed seconds")
         return report
+
+
+def _shown(value: object) -> str:
+    """A value from a report, short enough for a reason."""
+    text = repr(value)
+    return text if len(text) <= 80 else text[:80] + "…"
 
 
 def read_token(loaded: LoadedConfig, settings: GitHubActionsExecutor, environ: dict[str, str]) -> str:
@@ -274,6 +352,7 @@ def run_on_actions(
         token = read_token(loaded, settings, dict(vault.environ() if environ is None else environ))
         with httpx.Client(transport=transport, trust_env=transport is None) as client:
             api = GitHubApi(settings.api_url, token, client, config.http_client, wait)
+            api.stop, api.deadline = stop, started + settings.timeout_minutes * 60
             follow = _Follow(loaded, store, run, server, settings, stop, api)
             report = follow.report()
             run_dir.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,1 @@
+"""Backtests: replay an SDK's real release history against a team's server ("would it have warned us?")."""

@@ -1,0 +1,101 @@
+"""`mcp-watcher backtest --server NAME [--since DATE] [--until DATE] [--sdk-package PKG]`: would it have
+warned us? The server's suites against every SDK version published in the period, and the lead time."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from datetime import timedelta
+from types import FrameType
+
+from watcher.backtest.progress import TerminalProgress
+from watcher.backtest.render import render_markdown, render_text
+from watcher.backtest.replay import BacktestError, run_backtest
+from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
+from watcher.timefmt import today_utc
+
+DEFAULT_DAYS = 180
+"""Without --since: the last half year."""
+
+
+def register(subparsers: Subparsers) -> None:
+    parser = subparsers.add_parser(
+        "backtest",
+        help="replay an SDK's past releases against a server: would the watcher have warned you, how early",
+        description="Read the SDK's whole release history from its registry and run the server's suites against "
+        "every version published in the period, pre-releases and finals, in publication order. Per release line: "
+        "the first version that showed each problem, the final that shipped it and the lead time. Results are "
+        "kept: an interrupted backtest continues, a repeat costs nothing. Exit 0 done, 2 config error, "
+        "3 history unreadable, 130 interrupted.",
+    )
+    parser.add_argument("--server", required=True, help="a server name from the config's servers")
+    parser.add_argument(
+        "--since",
+        type=iso_date,
+        default=None,
+        help=f"first publication day, YYYY-MM-DD (default: {DEFAULT_DAYS} days ago)",
+    )
+    parser.add_argument(
+        "--until", type=iso_date, default=None, help="last publication day, YYYY-MM-DD (default: today)"
+    )
+    parser.add_argument(
+        "--sdk-package", default=None, help="replay this package's history instead of the server's SDK package"
+    )
+    parser.add_argument("--json", action="store_true", help="print the answer as JSON (same as --format json)")
+    parser.add_argument(
+        "--format", choices=["text", "json", "markdown"], default="text", help="how to print the answer"
+    )
+    parser.add_argument("--post", action="store_true", help="also post the answer to the team's Slack channel")
+    parser.set_defaults(handler=backtest_command)
+
+
+@config_error_exits_2("backtest")
+def backtest_command(args: argparse.Namespace) -> int:
+    until = args.until or today_utc()
+    since = args.since or until - timedelta(days=DEFAULT_DAYS)
+    if since > until:
+        print(f"mcp-watcher backtest: --since {since} is after --until {until}", file=sys.stderr)
+        return 2
+    fmt = "json" if args.json else args.format
+    stop = threading.Event()
+
+    def on_term(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
+    try:
+        with config_and_state(args) as (loaded, store):
+            loaded.config.server(args.server)
+            try:
+                answer = run_backtest(
+                    loaded,
+                    store,
+                    args.server,
+                    since,
+                    until,
+                    sdk_package=args.sdk_package,
+                    progress=TerminalProgress(sys.stderr),
+                    stop=stop,
+                )
+            except BacktestError as exc:
+                print(f"mcp-watcher backtest: {exc}", file=sys.stderr)
+                return 3
+            if fmt == "json":
+                print(json.dumps(answer, indent=2, default=str))
+            elif fmt == "markdown":
+                print(render_markdown(answer), end="")
+            else:
+                print(render_text(answer))
+            if answer["status"] != "done":
+                return 130
+            if args.post:
+                from watcher.backtest.notices import post
+
+                print(post(loaded, store, answer), file=sys.stderr)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    return 0

@@ -1,0 +1,47 @@
+"""`--post`: the answer to the team's channel through the outbox (one notice per backtest, with its picture)."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, TextIO
+
+from watcher.backtest.render import conclusion, headline
+from watcher.backtest.timeline import render
+from watcher.config import LoadedConfig, slack_credentials
+from watcher.notify import blocks
+from watcher.notify.delivery import deliver_outbox, make_sink
+from watcher.store import Notice, Store
+
+
+def notice(loaded: LoadedConfig, answer: dict[str, Any]) -> Notice:
+    team = loaded.config.team(answer["team"])
+    text = "\n".join([headline(answer), *conclusion(answer)])
+    folder = loaded.resolve(loaded.config.suites.runs_dir) / "_backtests" / str(answer["id"])
+    folder.mkdir(parents=True, exist_ok=True)
+    picture = folder / "timeline.png"
+    picture.write_bytes(render(answer).png)
+    sections = blocks.split_text(blocks.escape("\n".join(conclusion(answer))))
+    body = [blocks.header(headline(answer)), *(blocks.section(part) for part in sections)]
+    return Notice(
+        key=f"backtest:{answer['id']}:{answer['generated']}:{team.name}",
+        team=team.name,
+        channel=team.slack_channel,
+        kind="backtest",
+        text=text,
+        blocks=body,
+        files=[{"path": str(picture), "title": headline(answer), "filename": f"backtest-{answer['id']}.png"}],
+    )
+
+
+def post(loaded: LoadedConfig, store: Store, answer: dict[str, Any], console: TextIO = sys.stderr) -> str:
+    """Queue the notice and deliver the outbox (a console notice goes to `console`); says what happened."""
+    made = notice(loaded, answer)
+    store.enqueue(made)
+    sink = make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store, console)
+    result = deliver_outbox(store, sink)
+    sent = made.key in result.sent
+    return (
+        f"backtest posted to {made.channel}"
+        if sent
+        else f"backtest queued for {made.channel} (see `mcp-watcher outbox`)"
+    )

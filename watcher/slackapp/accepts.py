@@ -1,0 +1,78 @@
+"""Accepts made in Slack and the server's accept file as one list to the diff.
+
+The file's entries come first, so where both match a change the file's is used; a Slack entry naming the
+same change as a file entry (same rule, list, name and path) is left out and reported as shadowed. Slack
+entries are ordinary accept entries (validated the same way), so an expired one is reported exactly like
+an expired file entry, and one that matched nothing is listed as stale.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from watcher.config import LoadedConfig
+from watcher.contract.accept import AcceptEntry, AcceptFile
+from watcher.slackapp.records import SlackAccept, accepts
+from watcher.store import Store
+
+SLACK_SOURCE = "Slack"
+
+
+@dataclass(frozen=True)
+class Merged:
+    accept: AcceptFile
+    from_slack: int
+    """How many Slack entries are in the list."""
+    shadowed: list[dict[str, Any]]
+    """Slack entries left out because the file names the same change (the file wins)."""
+
+    def notes(self) -> list[str]:
+        return [
+            f"Slack accept of {s['label']} by {s['by']} not used: the accept file names the same change (the file wins)"
+            for s in self.shadowed
+        ]
+
+
+def _identity(entry: AcceptEntry) -> tuple[str, str, str, str | None]:
+    return entry.rule, entry.list_name, entry.name, entry.path
+
+
+def merge(file: AcceptFile | None, slack: list[SlackAccept]) -> Merged:
+    file_entries = file.entries if file is not None else ()
+    named = {_identity(e) for e in file_entries}
+    kept: list[AcceptEntry] = []
+    shadowed: list[dict[str, Any]] = []
+    for item in slack:
+        try:
+            entry = AcceptEntry.model_validate(item.entry)
+        except ValueError:
+            continue  # a rule id this version no longer knows: the entry cannot match anything
+        if _identity(entry) in named:
+            shadowed.append({"label": entry.label(), "by": entry.by or item.user_name, "expires": str(entry.expires)})
+            continue
+        kept.append(entry)
+    path = SLACK_SOURCE if file is None else f"{file.path} + {SLACK_SOURCE}" if kept else file.path
+    return Merged(AcceptFile(path, (*file_entries, *kept)), len(kept), shadowed)
+
+
+def annotate(diff: dict[str, Any], merged: Merged) -> dict[str, Any]:
+    """The steered diff with what Slack contributed (`acceptance.slack`) and a note per shadowed entry."""
+    if not merged.from_slack and not merged.shadowed:
+        return diff
+    acceptance = dict(diff.get("acceptance") or {})
+    acceptance["slack"] = {"entries": merged.from_slack, "shadowed": merged.shadowed}
+    return {**diff, "acceptance": acceptance, "notes": [*(diff.get("notes") or []), *merged.notes()]}
+
+
+def slack_accepts_with(loaded: LoadedConfig, server: str, file: AcceptFile | None) -> Merged:
+    """The server's accept list for a run: its file's entries and those made in Slack (read from the state
+    database; a check without one has no Slack entries)."""
+    path = loaded.resolve(loaded.config.state)
+    if not path.is_file():
+        return merge(file, [])
+    store = Store(path)
+    try:
+        return merge(file, accepts(store, server))
+    finally:
+        store.close()
