@@ -7,6 +7,8 @@ A first pass at the highest level builds every environment and the conformance t
 shown, not compared); then each level drains the same queue again with warm environments. Figures per
 level: wall time, the sum of the runs' own times, the sum of the conformance suite's own time, and
 the speed-up over concurrency 1.
+--quick (the smoke test's mode; installs nothing): starting the example server once, then two at a time
+(threads, as the pool would), from this environment: the wall times and the speed-up.
 """
 
 from __future__ import annotations
@@ -69,12 +71,33 @@ def drain(folder: Path, servers: int, concurrency: int, version: str, label: str
     return {"wall": wall, "runs": runs, "suite": suite, "count": len(outcomes), "verdicts": ",".join(verdicts)}
 
 
+def quick() -> int:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from bench.bench_suite import start_seconds
+
+    with tempfile.TemporaryDirectory(prefix="bench-concurrency-quick-") as tmp:
+        began = time.monotonic()
+        start_seconds(Path(tmp))
+        one = time.monotonic() - began
+        began = time.monotonic()
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(start_seconds, [Path(tmp)] * 2))
+        two = time.monotonic() - began
+    speed_up = 2 * one / two
+    print(f"example server starts: 1 alone {one:.2f} s wall; 2 at a time {two:.2f} s wall (speed-up {speed_up:.2f} x)")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--servers", type=int, default=4)
     parser.add_argument("--sdk-version", default="2.3.0")
     parser.add_argument("--levels", default="1,2,4")
+    parser.add_argument("--quick", action="store_true", help="server starts only, nothing installed")
     args = parser.parse_args()
+    if args.quick:
+        return quick()
     levels = [int(x) for x in args.levels.split(",")]
     with tempfile.TemporaryDirectory(prefix="mcp-watcher-bench-") as tmp:
         folder = Path(tmp)

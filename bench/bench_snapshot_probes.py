@@ -6,6 +6,7 @@ Inspector CLI's four list calls (the seeds' way of taking a snapshot, one era on
 
 --python defaults to the example library server (examples/library). Goal: with probes ≤ 1.25× without,
 and ≤ 0.5× the Inspector's four calls. Prints the median wall time of each way, per server.
+--quick (the smoke test's mode): the Python server only (--node optional), one run each.
 """
 
 from __future__ import annotations
@@ -74,17 +75,24 @@ def _median(runs: int, measure: Callable[[], float]) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--node", required=True, help="a Node stdio MCP server's command line")
+    parser.add_argument("--node", help="a Node stdio MCP server's command line (required without --quick)")
     parser.add_argument("--python", default=f"{sys.executable} -m library_server --variant v2")
     parser.add_argument("--inspector", help="the mcp-inspector executable (npm @modelcontextprotocol/inspector)")
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--quick", action="store_true", help="the Python server only, one run: a smoke test")
     args = parser.parse_args()
+    if not args.node and not args.quick:
+        parser.error("--node is required (without --quick)")
+    if args.quick:
+        args.runs = 1
     print(
         "| server | legacy, no probes | legacy, probes | ratio | both eras, no probes | both eras, probes | ratio "
         "| Inspector 4 calls | probes (legacy) / Inspector |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for label, line in (("Node", args.node), ("Python", args.python)):
+        if not line:
+            continue
         command = shlex.split(line)
         legacy_plain = _median(args.runs, partial(_snapshot_seconds, command, "legacy", False))
         legacy_probes = _median(args.runs, partial(_snapshot_seconds, command, "legacy", True))

@@ -1,12 +1,12 @@
 """Speed to evidence: a beta's publication → the alert → the threaded result, with the service running.
 
-    .venv/bin/python bench/bench_speed.py [--window-minutes 1] [--version 2.3.0] [--skip-live]
+    .venv/bin/python bench/bench_speed.py [--window-minutes 1] [--version 2.3.0] [--skip-live] [--quick]
 
 Two parts:
 - cadence (simulated clock): requests per day over a simulated year from the cadence function, for the
   shipped configuration, against today's flat 30-minute default;
 - live: the real service (`mcp-watcher run`, its clock pinned inside a beta window) polls 20 sources on a
-  loopback registry (tests/fakes/registry_server.py), posts to a loopback Slack, and runs the example
+  loopback registry (bench/fakes/registry_server.py), posts to a loopback Slack, and runs the example
   server examples/library. Right after the baseline poll, a real `mcp` version this machine can install
   (`--version`) is published on the loopback registry as new. Measured: publication → alert posted and
   publication → threaded result posted, with the parts (detection, queue, environment, suite, delivery),
@@ -14,6 +14,7 @@ Two parts:
   The environments folder starts empty (cold); the installers' download caches are the machine's.
 Goals: detection <= window cadence + 5 s; cold run (queue + environment + suite) <= 1.5 x the suite alone;
 requests/day (yearly average) <= today's default.
+--quick: the cadence part only (the smoke test runs it).
 """
 
 from __future__ import annotations
@@ -33,13 +34,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.sources.kit import FIXTURE_SOURCES  # noqa: E402
-
 from bench.bench_suite import suite_alone  # noqa: E402
-from tests.fakes.mcp_history import MCP_PAGE, McpHistory  # noqa: E402
-from tests.fakes.registry_server import FIXTURES, FakeRegistry  # noqa: E402
-from tests.fakes.slack_server import FakeSlack  # noqa: E402
-from tests.helpers import start_service, wait_until  # noqa: E402
+from bench.fakes.mcp_history import MCP_PAGE, McpHistory  # noqa: E402
+from bench.fakes.registry_server import FIXTURE_SOURCES, FIXTURES, FakeRegistry  # noqa: E402
+from bench.fakes.slack_server import FakeSlack  # noqa: E402
+from bench.service import Service, wait_until  # noqa: E402
 from watcher.cadence import plan_budget, simulate_requests  # noqa: E402
 from watcher.config import load_config  # noqa: E402
 from watcher.spec.calendar import ReleaseCalendar  # noqa: E402
@@ -76,7 +75,7 @@ def live_config(folder: Path, registry: FakeRegistry, slack: FakeSlack, window: 
     server = next(s for s in shipped["servers"] if s["name"] == "library")
     for key in ("path", "baseline_snapshot", "expected_failures"):
         if server.get(key):
-            server[key] = str(ROOT / server[key])
+            server[key] = str((ROOT / "config" / server[key]).resolve())  # the config file's folder
     data = {
         "state": str(folder / "watcher.db"),
         "sdks": sdks,
@@ -107,7 +106,7 @@ def live_part(window: float, version: str, folder: Path) -> bool:
     registry = FakeRegistry(root).start()
     slack = FakeSlack(token="xoxb-bench", channels=["#books-mcp"]).start()
     config = live_config(folder, registry, slack, window)
-    service = start_service(config, {"SLACK_BOT_TOKEN": slack.token}, folder / "service.log", clock_start=CLOCK_START)
+    service = Service(config, {"SLACK_BOT_TOKEN": slack.token}, folder / "service.log", clock_start=CLOCK_START)
     try:
         service.wait_http(60)
         service.wait_for_log("baseline taken for python", timeout=60)
@@ -181,10 +180,11 @@ def main() -> int:
     parser.add_argument("--window-minutes", type=float, default=1.0)
     parser.add_argument("--version", default="2.3.0", help="a real mcp version this machine can install")
     parser.add_argument("--skip-live", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="the cadence simulation only (the smoke test's mode)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
     args = parser.parse_args()
     ok = cadence_part()
-    if not args.skip_live:
+    if not (args.skip_live or args.quick):
         folder = Path(tempfile.mkdtemp(prefix="bench-speed-"))
         try:
             ok = live_part(args.window_minutes, args.version, folder) and ok

@@ -8,6 +8,8 @@ Three figures:
 - warm: the same run again (environments reused);
 - suite alone: the conformance CLI itself, once per requirement set, against a server already up.
 Goals: warm <= 1.5 x suite alone, cold <= 3 x suite alone.
+--quick (the smoke test's mode; installs nothing): the example server's start-up as a run starts it — its own
+process group, a scrubbed environment, ready when it answers MCP — from this environment, median of 3.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from watcher.config import load_config  # noqa: E402
 from watcher.suites import conformance, toolchain  # noqa: E402
+from watcher.suites.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.suites.runner import _Run, run_check  # noqa: E402
 
 WARM_GOAL, COLD_GOAL = 1.5, 3.0
@@ -77,13 +80,39 @@ def suite_alone(config_path: Path, server_name: str, version: str) -> tuple[floa
     return sum(times), times
 
 
+def start_seconds(folder: Path) -> float:
+    """One start of examples/library (streamable HTTP) from this environment until it answers MCP."""
+    port = free_port()
+    command = [sys.executable, "-m", "library_server", "--port", str(port)]
+    env = scrubbed_env(extra={"PYTHONPATH": str(ROOT / "examples" / "library")})
+    log_dir = Path(tempfile.mkdtemp(dir=folder))
+    with ServerProcess(
+        command, cwd=ROOT / "examples" / "library", env=env, log_dir=log_dir, transport="http", port=port
+    ) as server:
+        started = server.start(timeout=60)
+    if not started.ok:
+        raise RuntimeError(f"the example server did not start: {started.error}\n{started.evidence}")
+    return started.seconds
+
+
+def quick() -> int:
+    with tempfile.TemporaryDirectory(prefix="bench-suite-quick-") as tmp:
+        times = sorted(start_seconds(Path(tmp)) for _ in range(3))
+    each = ", ".join(f"{t:.2f}" for t in times)
+    print(f"example server start-up (until it answers MCP): median {times[1]:.2f} s (of {each})")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", default=str(ROOT / "config" / "watcher.yaml"))
     parser.add_argument("--server", default="library")
     parser.add_argument("--sdk-version", default="2.3.0")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder")
+    parser.add_argument("--quick", action="store_true", help="the server start-up only, nothing installed")
     args = parser.parse_args()
+    if args.quick:
+        return quick()
     folder = Path(tempfile.mkdtemp(prefix="bench-suite-"))
     try:
         config_path = bench_config(Path(args.config), args.server, folder)

@@ -42,6 +42,7 @@ def write_config(tmp_path: Path):
 
     def write(data: dict, name: str = "watcher.yaml") -> Path:
         data = {"state": str(tmp_path / "state" / "watcher.db"), **data}
+        (tmp_path / "state").mkdir(exist_ok=True)  # a configured state's folder must exist
         path = tmp_path / name
         path.write_text(yaml.safe_dump(data, sort_keys=False))
         return path

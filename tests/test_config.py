@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -21,7 +22,27 @@ def test_shipped_default_config_is_valid_and_watches_every_official_sdk():
         "rmcp",
         "io.modelcontextprotocol.sdk:mcp",
     } <= packages
-    assert config.state == "state/watcher.db"
+    assert config.state == "../state/watcher.db"
+
+
+def test_paths_in_a_config_file_resolve_against_its_folder_wherever_the_command_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """One rule (docs/configuration.md): the shipped config's `../state` is the checkout's state/ from any folder."""
+    monkeypatch.chdir(tmp_path)
+    loaded = load_config(ROOT / "config" / "watcher.yaml")
+    assert loaded.resolve(loaded.config.state) == ROOT / "state" / "watcher.db"
+    for folder in ("runs_dir", "envs_dir", "git_cache_dir"):  # beside the state, not under config/
+        assert loaded.resolve(getattr(loaded.config.suites, folder)).parent == ROOT / "state"
+    library = loaded.config.server("library")
+    assert library.path and loaded.resolve(library.path).resolve() == ROOT / "examples" / "library"
+    assert (loaded.resolve(library.path) / "pyproject.toml").is_file()
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "w.yaml").write_text("state: db/w.db\n")
+    relative = load_config("conf/w.yaml")  # typed on the command line: against the caller's folder
+    assert relative.resolve(relative.config.state) == tmp_path / "conf" / "db" / "w.db"
+    text = (ROOT / "config" / "watcher.yaml").read_text()
+    assert "resolve against this file's folder" in text and "DESIGN.md" not in text
 
 
 @pytest.mark.parametrize(
@@ -104,3 +125,26 @@ def test_an_unknown_client_profile_is_named_with_its_line_and_key():
     with pytest.raises(ConfigError) as info:
         parse_config(text, "c.yaml")
     assert "c.yaml:8: servers.0.client_profiles: Value error, client profile 'bogus'" in str(info.value)
+
+
+def test_the_shipped_config_carries_the_examples_evaluation_which_says_skipped_without_a_key(tmp_path: Path):
+    from watcher.evaluation.run import run_evaluation, tasks_file
+
+    loaded = load_config(ROOT / "config" / "watcher.yaml")
+    library = loaded.config.server("library")
+    assert library.evaluation is not None
+    assert tasks_file(loaded, library, library.evaluation, None) == ROOT / "examples" / "library" / "eval-tasks.yaml"
+    report = run_evaluation(loaded, "library", "2.4.0b1", environ={}, run_dir=tmp_path / "eval")
+    assert report["verdict"] == "skipped"
+    assert report["error"].startswith("skipped: ANTHROPIC_API_KEY not set")
+    assert "no evaluation set declared" not in json.dumps(report)
+
+
+def test_an_unknown_key_points_to_the_configuration_reference_that_exists(tmp_path: Path):
+    path = tmp_path / "c.yaml"
+    path.write_text("stat: x.db\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert "every key is in docs/configuration.md" in str(err.value)
+    assert "README's configuration reference" not in str(err.value)
+    assert (ROOT / "docs" / "configuration.md").is_file()

@@ -3,38 +3,27 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
-import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+# Only what parsing the command line needs: each command imports its own modules inside its handler,
+# so `--help` or a `diff` does not pay for the whole product (mcp, matplotlib, the providers…).
 from watcher import clock, vault
 from watcher.backtest.commands import register as register_backtest_command
 from watcher.cli_support import config_and_state, loaded_config
 from watcher.clock import ClockSettingError
-from watcher.config import (
-    LoadedConfig,
-    WatcherConfig,
-    granted_env_names,
-    load_config,
-    own_secret_names,
-    slack_credentials,
-)
 from watcher.contract.commands import register as register_contract_commands
 from watcher.digest.commands import register as register_digest_command
 from watcher.errors import ConfigError, SchemaTooNew, StateError
 from watcher.evaluation.commands import register as register_evaluation_command
 from watcher.logs import setup_logging
-from watcher.notify.delivery import deliver_outbox, make_sink
-from watcher.notify.destination import describe_destination
-from watcher.notify.resend import requeue_failed, resend_console
-from watcher.poller import PollResult, poll_all
-from watcher.service import run_service
 from watcher.spec.commands import register as register_spec_commands
-from watcher.status import collect_status, render_status
-from watcher.store import Store
 from watcher.suites.commands import register as register_suite_commands
-from watcher.suites.worker import process_queue, queue_after_poll
+
+if TYPE_CHECKING:
+    from watcher.config import LoadedConfig, WatcherConfig
+    from watcher.poller import PollResult
+    from watcher.store import Store
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -51,6 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="start the long-running service (scheduler)")
     run.add_argument("--port", type=int, default=None, help="HTTP port for /healthz, /readyz, /metrics")
     run.add_argument("--once", action="store_true", help="run every job once, then exit (smoke test)")
+    run.add_argument(
+        "--check",
+        action="store_true",
+        help="check what the service needs at start (config, Slack credentials, state folder and lock, the pages' "
+        "files, node, uv) without starting it; exit 0 ready, 1 not",
+    )
     run.set_defaults(handler=cmd_run)
 
     poll = sub.add_parser("poll", help="poll every SDK source once, record, notify")
@@ -89,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
     config = _setup_logging(args)
     try:
         clock.now()  # a bad MCP_WATCHER_CLOCK_START is a usage error before any work starts
+        if not _uses_config(args):
+            return int(args.handler(args) or 0)
+        from watcher.config import granted_env_names, own_secret_names
+
         # The watcher's own secrets leave its environment (and the process becomes non-dumpable)
         # before any command can start code under test.
         with vault.sealed(own_secret_names(config), granted_env_names(config)):
@@ -103,9 +102,20 @@ def main(argv: list[str] | None = None) -> int:
         return 130
 
 
+def _uses_config(args: argparse.Namespace) -> bool:
+    """False for commands that only read the files they are given and start no other code (`diff`,
+    `accept`): they skip reading the configuration, and so start in a fraction of the time."""
+    return bool(getattr(args, "uses_config", True))
+
+
 def _setup_logging(args: argparse.Namespace) -> WatcherConfig | None:
     level, as_json = args.log_level, False
     config = None
+    if not _uses_config(args):
+        setup_logging(level or "INFO", as_json)
+        return None
+    from watcher.config import load_config
+
     try:
         config = load_config(args.config).config
         level = level or config.log.level
@@ -122,6 +132,14 @@ def cmd_poll(args: argparse.Namespace) -> int:
 
 
 def _poll(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
+    import asyncio
+    import json
+
+    from watcher.config import slack_credentials
+    from watcher.notify.delivery import deliver_outbox, make_sink
+    from watcher.poller import poll_all
+    from watcher.suites.worker import process_queue, queue_after_poll
+
     result = asyncio.run(poll_all(loaded, store))
     queued = queue_after_poll(loaded, store, result.new, result.baseline_newest)
     delivered = None
@@ -150,6 +168,8 @@ def _poll(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
 
 
 def _warn_if_degraded(loaded: LoadedConfig, credentials: Any) -> None:
+    from watcher.notify.destination import describe_destination
+
     destination = describe_destination(loaded.config.slack, credentials)
     if destination.degraded:
         print(f"mcp-watcher: WARNING: {destination.reason}", file=sys.stderr)
@@ -172,6 +192,10 @@ def _print_poll(result: PollResult, queued: list[str]) -> None:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    import json
+
+    from watcher.status import collect_status, render_status
+
     with config_and_state(args) as (loaded, store):
         status = collect_status(loaded, store)
     print(json.dumps(status, indent=2, default=str) if args.json else render_status(status))
@@ -184,6 +208,10 @@ def cmd_outbox(args: argparse.Namespace) -> int:
 
 
 def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
+    from watcher.config import slack_credentials
+    from watcher.notify.delivery import deliver_outbox, make_sink
+    from watcher.notify.resend import requeue_failed, resend_console
+
     if args.resend_console:
         code = resend_console(loaded, store, args.since)
         if code:
@@ -192,8 +220,14 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
         requeue_failed(loaded.config, store)  # routed by the current config, not the channel stored with the row
         deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))
     rows = store.outbox(statuses=("queued", "sending", "posted", "failed"))
+    console = len(store.outbox(statuses=("console",)))
     if not rows:
         print("outbox: nothing pending, nothing failed")
+    if console and not args.resend_console:
+        print(
+            f"outbox: {console} notice(s) were printed to the console only; "
+            "`mcp-watcher outbox --resend-console` posts them once Slack is configured"
+        )
     for row in rows:
         print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
         if row["last_error"]:
@@ -202,6 +236,17 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    if args.check:
+        from watcher.startup_check import startup_check
+
+        lines = startup_check(loaded_config(args))
+        for line in lines:
+            print(line)
+        failed = any(line.startswith("FAIL") for line in lines)
+        print("start-up check: " + ("FAILED" if failed else "ready to start"))
+        return 1 if failed else 0
+    from watcher.service import run_service
+
     return run_service(loaded_config(args), port=args.port, once=args.once)
 
 

@@ -1,4 +1,8 @@
-"""What every subcommand shares: reading --config, opening the state, parsing dates, reporting a bad config."""
+"""What every subcommand shares: reading --config, opening the state, parsing dates, reporting a bad config.
+
+Light on purpose: the CLI builds its parser from this module before it knows the command, so the
+configuration and the state (pydantic, sqlite-utils) are imported only by the functions that read them.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +12,13 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
-from typing import TypeAlias
+from typing import TYPE_CHECKING, TypeAlias
 
-from watcher.config import LoadedConfig, load_config
 from watcher.errors import ConfigError
-from watcher.store import Store, open_state
+
+if TYPE_CHECKING:
+    from watcher.config import LoadedConfig
+    from watcher.store import Store
 
 Handler = Callable[[argparse.Namespace], int]
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -21,12 +27,16 @@ Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
 def loaded_config(args: argparse.Namespace) -> LoadedConfig:
     """The configuration --config names (else $MCP_WATCHER_CONFIG, else config/watcher.yaml)."""
+    from watcher.config import load_config
+
     return load_config(getattr(args, "config", None))
 
 
 @contextmanager
 def config_and_state(args: argparse.Namespace) -> Iterator[tuple[LoadedConfig, Store]]:
     """The configuration and its state database, closed again when the command is done."""
+    from watcher.store import open_state
+
     loaded = loaded_config(args)
     store = open_state(loaded)
     try:

@@ -207,7 +207,7 @@ class Evaluation(_Strict):
     """The model-behaviour stage of one server: its task file and the model that runs it."""
 
     tasks: str
-    """The task file, relative to the server's `path` (else to the folder you run from)."""
+    """The task file, relative to the server's `path` (else to the config file's folder)."""
     provider: Literal["anthropic", "openai"] = "anthropic"
     model: str = Field(min_length=1)
     api_key_env: str | None = None
@@ -633,11 +633,13 @@ class LoadedConfig:
     config: WatcherConfig
     path: Path
     base_dir: Path
-    """Relative paths in the config (state, servers' paths) are resolved against this folder."""
+    """Relative paths in the config (state, servers' paths) are resolved against this folder: the config
+    file's own folder (docs/configuration.md § Paths)."""
 
     def resolve(self, relative: str | os.PathLike[str]) -> Path:
         p = Path(relative)
-        return p if p.is_absolute() else (self.base_dir / p)
+        # normpath: the shipped config's `../state/watcher.db` reads as the checkout's state/ in messages.
+        return p if p.is_absolute() else Path(os.path.normpath(self.base_dir / p))
 
 
 def config_path(explicit: str | os.PathLike[str] | None) -> Path:
@@ -648,14 +650,15 @@ def config_path(explicit: str | os.PathLike[str] | None) -> Path:
 
 
 def load_config(path: str | os.PathLike[str] | None = None, base_dir: Path | None = None) -> LoadedConfig:
-    """Read and validate a config file. Relative paths resolve against the current folder by default."""
+    """Read and validate a config file. Relative paths in it resolve against its own folder by default
+    (wherever the command was started); a path typed on the command line resolves against the caller's folder."""
     p = config_path(path)
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{p}: cannot read the config file: {exc.strerror or exc}") from exc
     config = parse_config(text, str(p))
-    return LoadedConfig(config=config, path=p, base_dir=base_dir or Path.cwd())
+    return LoadedConfig(config=config, path=p, base_dir=base_dir or p.resolve().parent)
 
 
 def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
@@ -772,7 +775,7 @@ def _describe(exc: ValidationError, filename: str, lines: dict[tuple[str | int, 
             loc = ctx_error.loc
             what = str(ctx_error)
         elif error["type"] == "extra_forbidden":
-            what = "unknown key (check the spelling; see the README's configuration reference)"
+            what = "unknown key (check the spelling; every key is in docs/configuration.md)"
         elif error["type"] == "missing":
             what = "required key is missing"
         else:

@@ -37,6 +37,8 @@ class Readiness:
     scheduler_running: Callable[[], bool]
     destination: Destination | None = None
     """Where notices go; a degraded (console) delivery shows in the body and as a metric, not as a 503."""
+    boundary: dict[str, Any] | None = None
+    """The run boundary's start-up self-check (`sandbox.self_check`); a required one that cannot be had is a 503."""
 
     def check(self) -> tuple[bool, dict[str, Any]]:
         problems: list[str] = []
@@ -55,6 +57,11 @@ class Readiness:
                 f"(limit {limit.total_seconds() / 60:g} min)"
             )
         detail: dict[str, Any] = {"ready": not problems, "problems": problems, "last_successful_poll": last_ok}
+        if self.boundary is not None:
+            if not self.boundary["ok"]:
+                problems.append(f"run boundary: {self.boundary['text']}")
+            detail["sandbox"] = self.boundary
+        detail["ready"] = not problems
         if self.destination is not None:
             detail["delivery"] = self.destination.to_json()
         return not problems, detail

@@ -16,17 +16,18 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from watcher import clock
+from watcher import clock, progress
 from watcher.cadence import Cadence, current_cadence, next_poll, plan_budget
 from watcher.config import LoadedConfig, slack_credentials
 from watcher.digest.schedule import register_digest_job, send_due_digests
 from watcher.errors import PollFailed
 from watcher.health import HttpServer, Readiness, build_app
+from watcher.instance import single_instance
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination
 from watcher.poller import poll_all
 from watcher.spec import watch as spec_watch
-from watcher.store import Store, open_state
+from watcher.store import Store, open_state, state_path
 from watcher.suites import reaper
 from watcher.suites.worker import process_queue, queue_after_poll
 from watcher.timefmt import utcnow
@@ -54,6 +55,8 @@ class Service:
         self.prebuilder: Any = None
         """A watcher.suites.prebuild.Prebuilder while the service runs (None: runs build their own)."""
         self.in_window: bool | None = None
+        self.first_cycle: set[str] | None = None
+        """Jobs still to finish once before the first cycle is done (its progress shown meanwhile); None: done."""
         self.central = self.loaded
         """The config file as written; `loaded` adds the team repositories' servers (watcher.repos)."""
         if self.central.config.repos or self.central.config.discover.github:
@@ -70,16 +73,21 @@ class Service:
         if only is not None:
             config = loaded.config.model_copy(update={"sdks": [s for s in loaded.config.sdks if s.name in only]})
             loaded = LoadedConfig(config=config, path=loaded.path, base_dir=loaded.base_dir)
+        progress.stage(f"polling {len(loaded.config.sdks)} SDK source(s) ({_group_name(job, only)})")
         result = asyncio.run(poll_all(loaded, self.store, stop=self.stop))
         queued = queue_after_poll(self.loaded, self.store, result.new, result.baseline_newest)
         if queued:
             log.info("suite runs queued: %s", ", ".join(queued))
+            if self.first_cycle is not None:
+                self.first_cycle.add("run_suites")  # the first cycle includes the runs its polls queued
             self.start_queued_work()
-        log.info(
-            "poll: %d new version(s), %d source(s) failed%s",
+        (log.warning if result.failed else log.info)(
+            "poll: %d new version(s), %d source(s) failed%s (%s, %d source(s))",
             len(result.new),
             len(result.failed),
             " (baseline taken)" if result.baseline else "",
+            _group_name(job, only),
+            len(result.outcomes),
         )
         if result.failed:
             self.partial[job] = "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed)
@@ -92,12 +100,16 @@ class Service:
     def poll_spec(self) -> None:
         try:
             started = utcnow()
+            progress.stage("reading the spec's deprecated features and releases")
             summary = asyncio.run(_with_client(lambda client: spec_watch.poll_spec(self.loaded, self.store, client)))
             self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
             from watcher.source_alerts import check_sources
 
             check_sources(self.store, self.loaded.config)
-            log.info("spec poll: %s", "ok" if summary.get("ok") else f"failed: {summary.get('error')}")
+            if summary.get("ok"):
+                log.info("spec poll: ok")
+            else:  # an outside part failing: WARNING, as an SDK source's failure is
+                log.warning("spec poll: failed: %s", summary.get("error"))
             if summary.get("ok"):
                 self.partial.pop("poll_spec", None)
             else:
@@ -274,8 +286,22 @@ class Service:
                 return
             self.failed_jobs.pop(name, None)
             self.last_success[name] = utcnow()
+            self.first_cycle_step(name)
 
         return run
+
+    def first_cycle_step(self, name: str) -> None:
+        """`name` ran once; when every job of the first cycle has (and no run is queued), its display ends."""
+        pending = self.first_cycle
+        if pending is None:
+            return
+        pending.discard(name)
+        if name == "run_suites" and self.store.runs(status="queued", limit=1):
+            pending.add(name)
+        if not pending:
+            self.first_cycle = None
+            progress.stop()
+            log.info("first cycle done: every source polled, every queued run finished")
 
     def scheduler(self) -> BackgroundScheduler:
         scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(5)}, timezone="UTC")
@@ -296,6 +322,13 @@ class Service:
             scheduler, self.loaded.config.digest, self.guarded("digest", self.send_digest), catch_up=False
         )
         return scheduler
+
+
+def _group_name(job: str, only: tuple[str, ...] | None) -> str:
+    """The name a poll log line gives its group of sources: every SDK, the beta-window group, or the rest."""
+    if only is None:
+        return "every SDK"
+    return "the beta-window SDKs" if job == "poll_window_sdks" else "the outside-window SDKs"
 
 
 async def _with_client(run: Callable[[Any], Any]) -> Any:
@@ -320,10 +353,22 @@ def once_exit_code(service: Service) -> int:
 
 
 def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = False) -> int:
+    """The service (or, with `once`, each job once); refused while another run holds the same state."""
+    with single_instance(state_path(loaded)):
+        return _run_service(loaded, port, once)
+
+
+def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     credentials = slack_credentials(loaded.config.slack)  # an unreadable secret file stops the start, with its name
     destination = describe_destination(loaded.config.slack, credentials)
     (log.error if destination.degraded else log.warning if destination.sink == "console" else log.info)(
         "notices go to: %s", destination.reason
+    )
+    from watcher.suites import sandbox
+
+    boundary = sandbox.self_check(loaded.config.suites.sandbox)  # the run boundary, said once at start
+    (log.info if boundary["mode"] == "bubblewrap" else log.error if not boundary["ok"] else log.warning)(
+        "run boundary: %s", boundary["text"]
     )
     endpoint = loaded.config.http
     if endpoint.enabled or port is not None:
@@ -339,8 +384,9 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     if interrupted:
         log.warning("re-queued %d suite run(s) interrupted by the last stop", len(interrupted))
     if once:
-        for name, job, _ in service.jobs():
-            service.guarded(name, job)()
+        with progress.showing("run --once", quiet=loaded.config.log.json_format):  # JSON logs: one line = one JSON
+            for name, job, _ in service.jobs():
+                service.guarded(name, job)()
         return once_exit_code(service)
     from watcher.suites import prebuild
 
@@ -350,6 +396,8 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     prebuilder.warm_tools()
     for run in store.runs(status="queued"):  # re-queued or left from the last start
         prebuilder.submit(run["server"], run["sdk_version"])
+    service.first_cycle = {name for name, _, _ in service.jobs() if name != "deliver"}
+    progress.start("run (first cycle)", quiet=loaded.config.log.json_format)
     scheduler = service.scheduler()
     slack = None
     if credentials.interactive:  # buttons and /mcp-watcher: Socket Mode and/or POST /slack/events
@@ -366,7 +414,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
         from watcher.web.context import WebContext, known_secrets
 
         slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
-        readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination)
+        readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination, boundary)
         pages = WebContext(service.loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
         routes, middleware = web_parts(pages, access)
         app = build_app(readiness, [*routes, *(slack.routes() if slack else [])], middleware)
@@ -376,6 +424,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
         except OSError as exc:
             log.error("%s: is another process using the port? (set http.port or --port)", exc)
             service.stop.set()
+            progress.stop()
             prebuild.activate(None)
             prebuilder.shutdown()
             return 2
@@ -403,6 +452,7 @@ def run_service(loaded: LoadedConfig, port: int | None = None, once: bool = Fals
     if slack is not None:
         slack.close()
     scheduler.shutdown(wait=True)
+    progress.stop()
     prebuild.activate(None)
     prebuilder.shutdown()
     if http is not None:

@@ -372,6 +372,31 @@ class Store:
                 },
             )
 
+    def record_run(self, server: str, sdk: str, sdk_version: str, trigger: str, report: dict[str, Any]) -> int:
+        """A run made outside the queue (`check` by hand: trigger "cli"), recorded done; its row id.
+
+        Its key is the report's own run id, so it never takes the queue's `server@version` slot."""
+        now = iso(utcnow())
+        with self._lock:
+            cur = self.db.execute(
+                "insert into runs (key, server, sdk, sdk_version, trigger, status, verdict, report, queued, "
+                "started, finished, seconds) values (?, ?, ?, ?, ?, 'done', ?, ?, ?, ?, ?, ?)",
+                [
+                    f"{trigger}:{server}@{sdk_version}:{report.get('run_id') or now}",
+                    server,
+                    sdk,
+                    sdk_version,
+                    trigger,
+                    report.get("verdict"),
+                    json.dumps(report, sort_keys=True, default=str),
+                    report.get("started_at") or now,
+                    report.get("started_at") or now,
+                    now,
+                    report.get("seconds"),
+                ],
+            )
+            return int(cur.lastrowid or 0)
+
     def interrupt_run(self, run_id: int, report: dict[str, Any] | None = None) -> None:
         """A run stopped half-way (shutdown): recorded as interrupted and queued again for the next start."""
         with self._lock:
@@ -582,7 +607,19 @@ def _run_row(row: dict[str, Any]) -> RunRow:
 
 def open_state(loaded: LoadedConfig) -> Store:
     """The state database the configuration names."""
-    return Store(loaded.resolve(loaded.config.state))
+    return Store(state_path(loaded))
+
+
+def state_path(loaded: LoadedConfig) -> Path:
+    """Where the state database is. Its folder must exist when `state:` is set (a typo in it would otherwise
+    start an empty state that reports "no run yet"); the default's folder is created when it is opened."""
+    path = loaded.resolve(loaded.config.state)
+    if "state" in loaded.config.model_fields_set and not path.parent.exists():
+        raise StateError(
+            f"{path}: the folder {path.parent} does not exist (`state:` in {loaded.path}); "
+            "create it (mkdir -p) or correct the path"
+        )
+    return path
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,7 @@ def either_server(**overrides: Any) -> dict[str, Any]:
 def write_config(
     folder: Path, registry_url: str, servers: list[dict[str, Any]], envs_dir: Path, **suites: Any
 ) -> LoadedConfig:
+    (folder / "state").mkdir(parents=True, exist_ok=True)
     data = {
         "state": str(folder / "state" / "watcher.db"),
         "sdks": [{"name": "python", "registry": "pypi", "package": "mcp", "url": registry_url}],

@@ -37,7 +37,13 @@ def test_a_path_server_changes_fingerprint_with_its_files_and_settings(tmp_path:
 def test_a_git_server_is_fingerprinted_by_the_commit_its_ref_names(tmp_path: Path):
     repo = new_repo(tmp_path / "repo", copy_from=FIXTURES / "fastmcp_server", into="server")
     source = {"git": str(repo), "ref": "main", "subdir": "server"}
-    loaded = write_config(tmp_path, "http://127.0.0.1:9/simple/", [fastmcp_server(path=None, source=source)], tmp_path)
+    loaded = write_config(
+        tmp_path,
+        "http://127.0.0.1:9/simple/",
+        [fastmcp_server(path=None, source=source)],
+        tmp_path,
+        git_protocols=["https", "ssh", "file"],
+    )
     server = loaded.config.server("notes-1x")
     first = fingerprint(loaded, server)
     assert first is not None and fingerprint(loaded, server) == first

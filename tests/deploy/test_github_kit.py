@@ -82,4 +82,6 @@ def test_the_action_uploads_the_report_the_executor_downloads():
 def test_the_example_ci_configuration_loads(tmp_path: Path):
     loaded = load_config(KIT / "mcp-watcher.yaml", base_dir=tmp_path)
     [server] = loaded.config.servers
-    assert server.path == "server" and server.executor.kind == "local"
+    assert server.path == "../server" and server.executor.kind == "local"
+    repo = KIT.parent  # the kit's file is <repo>/.github/mcp-watcher.yaml: its paths reach the repository
+    assert load_config(KIT / "mcp-watcher.yaml").resolve(server.path) == repo / "server"

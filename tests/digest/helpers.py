@@ -105,7 +105,7 @@ def write_config(
     spec: dict[str, Any] | None = None,
     **digest: Any,
 ) -> LoadedConfig:
-    tmp_path.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "state").mkdir(parents=True, exist_ok=True)  # a configured state's folder must exist
     path = tmp_path / "watcher.yaml"
     data = config_dict(tmp_path, slack_api_url, extra_servers, spec, **digest)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -7,7 +7,7 @@ import subprocess
 from tests.docs.helpers import DOCS, README, ROOT, code_spans, links, tables
 
 TEXT = README.read_text(encoding="utf-8")
-MAX_LINES = 170
+MAX_LINES = 185  # the package map grows a row per capability; reference text still belongs in docs/
 WATCHER = ROOT / "watcher"
 
 

@@ -41,6 +41,7 @@ def write_config(
 ) -> LoadedConfig:
     tasks = folder / "eval-tasks.yaml"
     tasks.write_text(TASKS, encoding="utf-8")
+    (folder / "state").mkdir(parents=True, exist_ok=True)  # a configured state's folder must exist
     block = {
         "tasks": str(tasks),
         "provider": provider,

@@ -89,6 +89,8 @@ def _bwrap_problem() -> str | None:
     bwrap = sandbox.find_bwrap()
     if bwrap is None:
         return "bwrap is not installed (scripts/test installs Debian's bubblewrap when run as root)"
+    if sandbox.find_slirp() is None:
+        return "slirp4netns is not installed (scripts/test installs Debian's slirp4netns when run as root)"
     return sandbox.probe(bwrap)[0]
 
 
@@ -117,6 +119,7 @@ def test_without_a_sandbox_no_process_environment_shows_a_secret(tmp_path: Path,
         "mode": "off",
         "reason": "suites.sandbox is off",
         "network": "shared with the watcher",
+        "user": "the watcher's",
         "refused": False,
     }
     assert report["protection"]["non_dumpable"] is True
@@ -201,12 +204,12 @@ def test_status_says_which_protection_is_active(
     assert main(["--config", str(loaded.path), "status"]) == 0
     out = capsys.readouterr().out
     assert "protection: watcher process non-dumpable; secret variables held in memory only: SLACK_BOT_TOKEN" in out
-    problem = _bwrap_problem()
+    chosen = sandbox.choose("auto")
     if mode == "off":
         assert "suite sandbox: off: suites.sandbox is off" in out
-    elif problem is None:
-        assert f"suite sandbox: bubblewrap ({sandbox.find_bwrap()}); network: stdio servers: loopback only" in out
+    elif chosen.active:
+        assert f"suite sandbox: bubblewrap ({sandbox.find_bwrap()}); network: install: registries only" in out
     else:
-        assert f"suite sandbox: off: auto: bwrap cannot run here ({problem})" in out
+        assert f"suite sandbox: off: auto: the sandbox cannot run here ({chosen.reason.split('(', 1)[1]}" in out
     # The CLI gives the variable back when the command returns (for in-process callers like this test).
     assert os.environ["SLACK_BOT_TOKEN"].startswith("xoxb-status-")

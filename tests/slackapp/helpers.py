@@ -165,6 +165,7 @@ def start_watcher(
         monkeypatch.setenv("SLACK_APP_TOKEN", slack.app_token)
     (tmp_path / "books").mkdir(exist_ok=True)
     path = tmp_path / "watcher.yaml"
+    (tmp_path / "state").mkdir(exist_ok=True)
     path.write_text(config_text(tmp_path / "state" / "watcher.db"))
     config = parse_config(path.read_text(), str(path))
     config = config.model_copy(update={"slack": config.slack.model_copy(update={"api_url": slack.api_url})})

@@ -26,6 +26,7 @@ ISBN = {"rule": "required_parameter_added", "list": "tools", "name": "get_book",
 
 def _setup(tmp_path: Path, accept_file: list[dict] | None) -> tuple[LoadedConfig, Store]:
     (tmp_path / "books").mkdir()
+    (tmp_path / "state").mkdir()
     path = tmp_path / "watcher.yaml"
     data = yaml.safe_load(config_text(tmp_path / "state" / "watcher.db"))
     if accept_file is not None:

@@ -80,7 +80,7 @@ def test_rerun_from_a_member_acks_at_once_and_replies_in_the_thread(watcher, sla
     assert not watcher.replies() and len(_runs(watcher)) == 1, "answered before the work was done"
     (reply,) = watcher.wait_replies(1)
     assert reply["thread_ts"] == alert["ts"] and reply["channel"] == alert["channel"]
-    assert f"<@{MEMBER}> asked for a rerun of *{SERVER}* on {VERSION}" in reply["text"]
+    assert f"@{MEMBER.lower()} asked for a rerun of *{SERVER}* on {VERSION}" in reply["text"]
     runs = _runs(watcher)
     assert [r["status"] for r in runs] == ["done", "queued"] and runs[1]["trigger"].startswith("slack-rerun:")
     (action,) = records.actions(watcher.store)
@@ -105,7 +105,7 @@ def test_a_member_of_the_teams_user_group_may_act(watcher, slack):
     body = form(click_payload(slack, result, "mcpw_rerun", GROUPIE, "1764763200.000005"))
     assert watcher.post(body).status_code == 200
     (reply,) = watcher.wait_replies(1)
-    assert f"<@{GROUPIE}>" in reply["text"] and len(_runs(watcher)) == 2
+    assert f"@{GROUPIE.lower()}" in reply["text"] and len(_runs(watcher)) == 2
 
 
 def test_a_double_click_queues_one_rerun_and_one_reply(watcher, slack):

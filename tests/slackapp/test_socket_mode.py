@@ -53,7 +53,7 @@ def test_the_app_connects_with_its_app_token_and_acks_each_envelope(watcher, sla
     )
     assert ack is not None and "envelope_id" in ack
     (reply,) = watcher.wait_replies(1)
-    assert f"<@{MEMBER}> asked for a rerun" in reply["text"]
+    assert f"@{MEMBER.lower()} asked for a rerun" in reply["text"]
 
 
 def test_a_retried_envelope_does_the_work_once(watcher, slack):
@@ -89,7 +89,7 @@ def test_accept_opens_a_modal_and_stores_entries_the_diff_reads_like_the_files(w
     assert closed is not None and not closed.get("payload"), "a bare ack closes the modal"
     (reply,) = watcher.wait_replies(1)
     assert reply["thread_ts"] == watcher.message("release")["ts"]
-    assert f"<@{MEMBER}> accepted 1 change(s) of *{SERVER}* until 2027-01-15" in reply["text"]
+    assert f"@{MEMBER.lower()} accepted 1 change(s) of *{SERVER}* until 2027-01-15" in reply["text"]
     (stored,) = records.accepts(watcher.store, SERVER)
     entry = AcceptEntry.model_validate(stored.entry)
     assert (entry.rule, entry.list_name, entry.name, entry.path) == (

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 import httpx
 
+from tests.fakes.registry_server import FIXTURE_SOURCES as FIXTURE_SOURCES  # one source per recorded package
 from tests.fakes.registry_server import FakeRegistry
 from watcher.config import HttpSettings, SdkSource
 from watcher.sources import ADAPTERS
@@ -27,31 +28,6 @@ ROOTS = {
     "packagist": "packagist",
     "github": "github",
 }
-
-# one source per fixture package: (registry, package, root folder)
-FIXTURE_SOURCES = [
-    ("pypi", "mcp", "pypi/simple"),
-    ("pypi", "mcp", "pypi/crafted"),
-    ("npm", "@modelcontextprotocol/sdk", "npm"),
-    ("npm", "@modelcontextprotocol/server", "npm"),
-    ("npm", "@modelcontextprotocol/client", "npm"),
-    ("nuget", "ModelContextProtocol", "nuget/v3"),
-    ("nuget", "ModelContextProtocol.AspNetCore", "nuget/v3"),
-    ("nuget", "ModelContextProtocol.Core", "nuget/v3"),
-    ("goproxy", "github.com/modelcontextprotocol/go-sdk", "goproxy"),
-    ("goproxy", "github.com/modelcontextprotocol/registry", "goproxy"),
-    ("crates", "rmcp", "crates"),
-    ("crates", "rmcp-macros", "crates"),
-    ("maven", "io.modelcontextprotocol.sdk:mcp", "maven"),
-    ("maven", "io.modelcontextprotocol.sdk:mcp-spring-webflux", "maven"),
-    ("maven", "io.modelcontextprotocol:kotlin-sdk", "maven"),
-    ("rubygems", "mcp", "rubygems"),
-    ("packagist", "mcp/sdk", "packagist"),
-    ("packagist", "php-mcp/server", "packagist"),
-    ("github", "modelcontextprotocol/swift-sdk", "github"),
-    ("github", "modelcontextprotocol/modelcontextprotocol", "github"),
-    ("github", "modelcontextprotocol/go-sdk", "github"),
-]
 
 
 def source(registry: FakeRegistry, kind: str, package: str, folder: str | None = None) -> SdkSource:

@@ -18,6 +18,8 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 LIBRARY = ROOT / "examples" / "library"
 LIBRARY_TS = ROOT / "examples" / "library-ts"
 CONFORMANCE = "@modelcontextprotocol/conformance@0.2.0-alpha.12"
+CLOSED = "http://127.0.0.1:9"
+"""Nothing listens on the discard port on loopback: a registry read there fails at once."""
 
 
 def library_server(**overrides: Any) -> dict[str, Any]:
@@ -75,11 +77,13 @@ def fixture_server(name: str, project: str, start: list[str], **overrides: Any) 
 
 def write_config(folder: Path, servers: list[dict[str, Any]], envs_dir: Path, **suites: Any) -> LoadedConfig:
     """A config in `folder` whose state and runs live there; environments are shared via `envs_dir`."""
+    (folder / "state").mkdir(parents=True, exist_ok=True)  # a configured state's folder must exist
     data = {
         "state": str(folder / "state" / "watcher.db"),
+        # Registries on a closed loopback port: `check` cannot confirm a version there and goes ahead (hermetic).
         "sdks": [
-            {"name": "python", "registry": "pypi", "package": "mcp"},
-            {"name": "typescript", "registry": "npm", "package": "@modelcontextprotocol/sdk"},
+            {"name": "python", "registry": "pypi", "package": "mcp", "url": f"{CLOSED}/simple/"},
+            {"name": "typescript", "registry": "npm", "package": "@modelcontextprotocol/sdk", "url": f"{CLOSED}/"},
         ],
         "teams": [{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python", "typescript"]}],
         "conformance": {"package": CONFORMANCE},

@@ -213,7 +213,6 @@ def test_check_command_exit_codes_without_installs(tmp_path: Path, capsys: pytes
     assert args.handler(args) == 2
     assert "no server named 'nope'" in capsys.readouterr().err
     args = check_args(config, "a", "2.3.0", "--json")
-    assert args.handler(args) == 1
-    report = json.loads(capsys.readouterr().out)
-    assert report["server"] == "a" and report["verdict"] == "fail"
-    assert report["install"]["ok"] is False
+    assert args.handler(args) == 2, "a server path that is not there is a mistake, not the SDK failing"
+    captured = capsys.readouterr()
+    assert captured.out == "" and "its path /nonexistent/a is not a folder" in captured.err

@@ -61,6 +61,7 @@ def servers() -> list[dict]:
 
 
 def write_config(folder: Path, envs: Path, gh: FakeGitHub) -> LoadedConfig:
+    (folder / "state").mkdir(parents=True, exist_ok=True)  # a configured state's folder must exist
     data = {
         **spec_config(gh, teams=[{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python", "typescript"]}]),
         "state": str(folder / "state" / "watcher.db"),

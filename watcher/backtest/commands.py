@@ -11,9 +11,6 @@ import threading
 from datetime import timedelta
 from types import FrameType
 
-from watcher.backtest.progress import TerminalProgress
-from watcher.backtest.render import render_markdown, render_text
-from watcher.backtest.replay import BacktestError, run_backtest
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
 from watcher.timefmt import today_utc
 
@@ -54,6 +51,11 @@ def register(subparsers: Subparsers) -> None:
 
 @config_error_exits_2("backtest")
 def backtest_command(args: argparse.Namespace) -> int:
+    # The replay needs the suite runner and the mcp SDK: imported here, not when the parser is built.
+    from watcher.backtest.progress import TerminalProgress
+    from watcher.backtest.render import render_markdown, render_text
+    from watcher.backtest.replay import BacktestError, run_backtest
+
     until = args.until or today_utc()
     since = args.since or until - timedelta(days=DEFAULT_DAYS)
     if since > until:

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from watcher import clock
+from watcher import progress, vault
 from watcher.cli_support import Subparsers, iso_date
-from watcher.contract.accept import (
-    AcceptError,
-    accept_entries,
-    append_entries,
-    apply_acceptance,
-    apply_levels,
-    load_accept_file,
-    parse_levels,
-)
 from watcher.contract.credentials import (
     PROFILE_ENV_PREFIX,
     UsageError,
@@ -28,12 +20,19 @@ from watcher.contract.credentials import (
     parse_headers,
     read_profile,
 )
-from watcher.contract.diff import SnapshotError, diff_snapshots
-from watcher.contract.handshake import CLIENT_PROFILES, DEFAULT_CLIENT_PROFILES
-from watcher.contract.report import FORMATS, LEVELS, fails, render
-from watcher.contract.snapshot import ERA_CHOICES, SnapshotTarget, distinct_profiles, take_snapshot_sync
+from watcher.contract.normalize import ERA_CHOICES
+from watcher.contract.report import FORMATS, LEVELS
+
+if TYPE_CHECKING:
+    from watcher.contract.snapshot import SnapshotTarget
 
 __all__ = ["PROFILE_ENV_PREFIX", "UsageError", "build_target", "register", "run_diff", "run_snapshot"]
+
+CLIENT_PROFILE_NAMES = ("typical", "roots", "none")
+"""The names of `handshake.CLIENT_PROFILES`, repeated here so that building the parser does not import the
+mcp SDK (a test keeps the two equal)."""
+DEFAULT_CLIENT_PROFILE = "typical"
+DEFAULT_CLIENT_PROFILES = ("typical", "none")
 
 
 def register(subparsers: Subparsers) -> None:
@@ -81,9 +80,9 @@ def register(subparsers: Subparsers) -> None:
         action="append",
         default=None,
         metavar="NAME",
-        help=f"client capabilities to declare: {', '.join(CLIENT_PROFILES)} or a comma list of them; repeat to take "
-        f"the contract under several profiles (default: {' and '.join(DEFAULT_CLIENT_PROFILES)}); the first is "
-        "written to DIR, the others to DIR/profiles/NAME; recorded in server.json",
+        help=f"client capabilities to declare: {', '.join(CLIENT_PROFILE_NAMES)} or a comma list of them; repeat "
+        f"to take the contract under several profiles (default: {' and '.join(DEFAULT_CLIENT_PROFILES)}); the "
+        "first is written to DIR, the others to DIR/profiles/NAME; recorded in server.json",
     )
     snapshot.add_argument(
         "--no-version-probes",
@@ -133,7 +132,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="RULE=LEVEL",
         help="re-grade a rule: breaking, models, info or ignore (repeatable); the original grade is kept beside",
     )
-    diff.set_defaults(handler=run_diff)
+    diff.set_defaults(handler=run_diff, uses_config=False)
 
     accept = subparsers.add_parser(
         "accept",
@@ -153,31 +152,49 @@ def register(subparsers: Subparsers) -> None:
     accept.add_argument("--expires", required=True, type=iso_date, metavar="YYYY-MM-DD", help="until when")
     accept.add_argument("--by", help="who accepts it")
     accept.add_argument("--file", type=Path, required=True, metavar="FILE", help="the accept file to append to")
-    accept.set_defaults(handler=run_accept)
+    accept.set_defaults(handler=run_accept, uses_config=False)
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    try:
-        levels = parse_levels(args.level)
-        accept_file = load_accept_file(args.accept) if args.accept else None
-    except (ValueError, AcceptError) as exc:
-        print(f"mcp-watcher diff: {exc}", file=sys.stderr)
-        return 2
+    from watcher import clock
+    from watcher.contract.diff import SnapshotError, diff_snapshots
+    from watcher.contract.report import fails, render
+
+    # The accept file's reader (YAML, pydantic) is imported only when --accept or --level asks for it.
+    adjust = None
+    if args.accept or args.level:
+        from watcher.contract.accept import AcceptError, apply_acceptance, apply_levels, load_accept_file, parse_levels
+
+        try:
+            levels = parse_levels(args.level)
+            accept_file = load_accept_file(args.accept) if args.accept else None
+        except (ValueError, AcceptError) as exc:
+            print(f"mcp-watcher diff: {exc}", file=sys.stderr)
+            return 2
+
+        def adjust(report: dict[str, Any]) -> dict[str, Any]:
+            report = apply_levels(report, levels)
+            if accept_file is not None:
+                report = apply_acceptance(report, accept_file, clock.today())
+            return report
+
     try:
         report = diff_snapshots(args.baseline, args.candidate, server_name=args.server_name, today=clock.today())
     except SnapshotError as exc:
         print(f"mcp-watcher diff: unusable input: {exc}", file=sys.stderr)
         return 2
-    report = apply_levels(report, levels)
-    if accept_file is not None:
-        report = apply_acceptance(report, accept_file, clock.today())
+    if adjust is not None:
+        report = adjust(report)
     sys.stdout.write(render(report, args.format, fail_on=args.fail_on))
     return 1 if fails(report, args.fail_on) else 0
 
 
 def run_accept(args: argparse.Namespace) -> int:
+    from watcher.contract.accept import AcceptError, accept_entries, append_entries
+    from watcher.contract.normalize import read_json
+
     try:
-        report = json.loads(args.report.read_text(encoding="utf-8"))
+        report = read_json(args.report)
     except (OSError, ValueError) as exc:
         print(f"mcp-watcher accept: {args.report}: not a readable JSON report: {exc}", file=sys.stderr)
         return 2
@@ -195,6 +212,8 @@ def run_accept(args: argparse.Namespace) -> int:
 
 
 def run_snapshot(args: argparse.Namespace) -> int:
+    from watcher.contract.snapshot import distinct_profiles, take_snapshot_sync
+
     try:
         target = build_target(args, os.environ)
     except UsageError as exc:
@@ -206,15 +225,19 @@ def run_snapshot(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"mcp-watcher snapshot: --client-profile: {exc}", file=sys.stderr)
         return 2
-    summary = take_snapshot_sync(
-        target,
-        args.out,
-        era=args.era,
-        timeout=args.timeout,
-        profile=args.profile,
-        client_profile_name=profiles,
-        probe_versions=not args.no_version_probes,
-    )
+    with progress.showing("snapshot"):
+        progress.stage(
+            f"starting the server and reading its contract ({args.era} era{'s' if args.era == 'both' else ''})"
+        )
+        summary = take_snapshot_sync(
+            target,
+            args.out,
+            era=args.era,
+            timeout=args.timeout,
+            profile=args.profile,
+            client_profile_name=profiles,
+            probe_versions=not args.no_version_probes,
+        )
     any_ok = False
     for index, (profile_name, eras) in enumerate(summary["profiles"].items()):
         for era, result in eras.items():
@@ -223,17 +246,43 @@ def run_snapshot(args: argparse.Namespace) -> int:
             label = f"{era} (client profile {profile_name})" if index else era
             print(f"{label}: {result['status']}" + (f" ({counts}{version})" if counts else ""))
             any_ok = any_ok or result["status"] == "ok"
+    if not any_ok:
+        print(f"mcp-watcher snapshot: no era could be read: nothing usable in {args.out}", file=sys.stderr)
+        return 1
     print(f"snapshot written to {args.out}")
-    return 0 if any_ok else 1
+    return 0
+
+
+def _refuse_missing_command(command: list[str], cwd: str | None, environ: Mapping[str, str]) -> None:
+    """A stdio command that does not exist is a usage error, not a snapshot of two failed eras."""
+    if not command:
+        return
+    exe = command[0]
+    if "/" in exe:
+        path = Path(cwd or ".") / exe
+        if not (path.is_file() and os.access(path, os.X_OK)):
+            raise UsageError(f"{exe}: no such executable file{f' (in --cwd {cwd})' if cwd else ''}")
+    elif shutil.which(exe, path=environ.get("PATH")) is None:
+        raise UsageError(f"{exe}: command not found on PATH; give its full path or install it")
 
 
 def build_target(args: argparse.Namespace, environ: Mapping[str, str]) -> SnapshotTarget:
     """The target from the command line; every usage error is raised here, before any server starts."""
+    from watcher.contract.snapshot import SnapshotTarget
+
     command = list(args.server_command or [])
     if command and command[0] == "--":
         command = command[1:]
     if bool(args.url) == bool(command):
         raise UsageError("give exactly one target: --url URL, or -- COMMAND ARGS… for a stdio server")
+    _refuse_missing_command(command, args.cwd, environ)
+    held = [name for name in args.env_from if name not in environ and name in vault.environ()]
+    if held:
+        raise UsageError(
+            f"--env-from {held[0]}: {held[0]} is one of the watcher's own secret variables, taken out of its "
+            f"environment at start; give the server its own value with a profile instead: "
+            f"{PROFILE_ENV_PREFIX}NAME='env {held[0]}=…' and --profile NAME (docs/snapshot.md)"
+        )
     headers = parse_headers(args.header)
     env_given = parse_env_assignments(args.env)
     env_passed = env_from_names(args.env_from, environ)

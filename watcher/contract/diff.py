@@ -16,31 +16,43 @@ import dataclasses
 import datetime as dt
 import json
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from watcher.contract.normalize import (
+    ERAS,
     ERRORS_FILE,
     LISTS,
+    PROFILES_DIR,
     SERVER_FILE,
     SNAPSHOT_FILES,
+    CompactEntries,
     ListSpec,
+    read_json,
+    stream_elements,
 )
 from watcher.contract.report import DiffReport, report_json
 from watcher.contract.rules import FAMILIES_BY_LIST, errors, evolution, lists, renames, server
 from watcher.contract.rules.base import Change, Compared
-from watcher.contract.schema_diff import canonical
-from watcher.contract.snapshot import ERAS, PROFILES_DIR
+from watcher.contract.schema_diff import canonical, json_equal
 from watcher.errors import ContractError
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
 ERA_ORDER = ("both", "legacy", "modern", None)
 
 
-Entries = dict[str, dict[str, Any]]
-"""A snapshot list's entries by key (name, uri or uriTemplate), each as the server sent it."""
+Entries = Mapping[str, dict[str, Any]]
+"""A snapshot list's entries by key (name, uri or uriTemplate), each as the server sent it (a
+`CompactEntries` when read from a file: parsed again on each look-up)."""
+
+
+EntryMemo = dict[tuple[str, str, bytes, bytes], list[Change]]
+"""The changes found for an entry, by (list, key, its bytes before, its bytes after): classifying depends on
+nothing else, so both eras of a snapshot share the work for the entries they hold alike."""
 
 
 class SnapshotError(ContractError):
@@ -96,8 +108,9 @@ def compare_snapshots(
         base, base_layout = load_snapshot(base_path)
         cand, cand_layout = load_snapshot(cand_path)
         per_era: dict[str | None, list[Change]] = {}
+        memo: EntryMemo = {}  # an entry changed the same way in both eras is classified once
         for era_tag, b, c, era_bound in _pair_eras(base, base_layout == "both", cand, cand_layout == "both", notes):
-            per_era[era_tag] = compare_era(b, c, era_bound, notes, server_name, today)
+            per_era[era_tag] = compare_era(b, c, era_bound, notes, server_name, today, memo=memo)
             label = era_tag or f"{b.era or 'unknown'} vs {c.era or 'unknown'}"
             if label not in compared:
                 compared.append(label)
@@ -241,13 +254,11 @@ def load_snapshot(path: Path) -> tuple[dict[str | None, EraSnapshot], str]:
 
 def _read_json(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
+        return read_json(path)
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise SnapshotError(f"{path}: not UTF-8 text: {exc}") from exc
-    try:
-        return json.loads(text)
     except json.JSONDecodeError as exc:
         raise SnapshotError(f"{path}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from exc
 
@@ -284,10 +295,13 @@ def _load_list(path: Path, spec: ListSpec, required: bool) -> Entries | None:
         if required:
             raise SnapshotError(f"{path}: missing (server.json says this era was snapshotted)")
         return None
+    compact = _load_compact(path, spec)
+    if compact is not None:
+        return compact
     entries = _read_json(path)
     if not isinstance(entries, list):
         raise SnapshotError(f"{path}: expected a JSON array of {spec.name}, found {type(entries).__name__}")
-    by_key: Entries = {}
+    by_key: dict[str, dict[str, Any]] = {}
     for index, entry in enumerate(entries):
         if not isinstance(entry, dict) or not isinstance(entry.get(spec.key), str):
             raise SnapshotError(f"{path}: entry {index}: expected an object with a string field {spec.key!r}")
@@ -296,6 +310,25 @@ def _load_list(path: Path, spec: ListSpec, required: bool) -> Entries | None:
             raise SnapshotError(f"{path}: entry {index}: duplicate {spec.key} {key!r}")
         by_key[key] = entry
     return by_key
+
+
+def _load_compact(path: Path, spec: ListSpec) -> CompactEntries | None:
+    """The list read element by element and held compact; None for anything unusual (a file that is not
+    an indent-2 array of well-formed entries, or that orjson does not read): `_load_list` then reads it
+    whole, the way that names the problem."""
+    try:
+        elements = stream_elements(path.read_bytes())
+        if elements is None:
+            return None
+        raw: dict[str, bytes] = {}
+        for entry in elements:
+            key = entry.get(spec.key) if isinstance(entry, dict) else None
+            if not isinstance(key, str) or key in raw:
+                return None
+            raw[key] = orjson.dumps(entry)
+    except (OSError, orjson.JSONDecodeError, TypeError):  # TypeError: orjson writes at most 255 levels
+        return None
+    return CompactEntries(raw)
 
 
 # -- pairing eras ----------------------------------------------------------------------------------
@@ -354,6 +387,7 @@ def compare_era(
     notes: list[str],
     server_name: str | None = None,
     today: dt.date | None = None,
+    memo: EntryMemo | None = None,
 ) -> list[Change]:
     """Every change between two sides of one era pair; what one side lacks is noted, not compared."""
     changes: list[Change] = []
@@ -372,7 +406,7 @@ def compare_era(
             if before is not None or after is not None:
                 notes.append(f"{spec.file} is missing on one side; {spec.name} were not compared")
             continue
-        changes.extend(compare_list(spec, before, after, server_name, today))
+        changes.extend(compare_list(spec, before, after, server_name, today, memo=memo))
     if b.errors is not None and c.errors is not None:
         changes.extend(
             errors.check(
@@ -421,13 +455,14 @@ def compare_list(
     after: Entries,
     server_name: str | None = None,
     today: dt.date | None = None,
+    memo: EntryMemo | None = None,
 ) -> list[Change]:
     """Every change in one list: entries matched across versions go to the list's families
     (`FAMILIES_BY_LIST`), entries on one side only to the lists family (new ones to the families too,
     which report what is wrong with a new entry itself)."""
     changes: list[Change] = []
-    removed = {k: v for k, v in before.items() if k not in after}
-    added = {k: v for k, v in after.items() if k not in before}
+    removed = {k: before[k] for k in before if k not in after}
+    added = {k: after[k] for k in after if k not in before}
     for rename in renames.pair(spec.name, removed, added):
         old_entry, new_entry = removed.pop(rename.old), added.pop(rename.new)
         changes.extend(
@@ -452,10 +487,23 @@ def compare_list(
     changes.extend(evolution.check(one_side))
     for key in sorted(added):
         changes.extend(_check_entry(spec.name, key, None, added[key]))
+    compact = (before, after) if isinstance(before, CompactEntries) and isinstance(after, CompactEntries) else None
     for key in sorted(set(before) & set(after)):
+        seen = None
+        if compact:
+            raw_before, raw_after = compact[0].raw(key), compact[1].raw(key)
+            if raw_before == raw_after:
+                continue  # unchanged, and not parsed again
+            seen = (spec.name, key, raw_before, raw_after)
+            if memo is not None and seen in memo:
+                changes.extend(memo[seen])
+                continue
         old, new = before[key], after[key]
-        if canonical(old) != canonical(new):
-            changes.extend(_check_entry(spec.name, key, old, new))
+        if not json_equal(old, new):
+            found = list(_check_entry(spec.name, key, old, new))
+            if memo is not None and seen is not None:
+                memo[seen] = found
+            changes.extend(found)
     return changes
 
 

@@ -13,9 +13,10 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from watcher.contract.rules.base import Change
+if TYPE_CHECKING:
+    from watcher.contract.rules.base import Change
 
 FORMATS = ("json", "markdown", "junit", "github")
 LEVELS = ("clients", "dangerous", "models", "lints", "none")

@@ -39,9 +39,12 @@ from watcher.contract.handshake import (
     reinitialize,
 )
 from watcher.contract.normalize import (
+    ERA_CHOICES,
+    ERAS,
     ERRORS_FILE,
     LISTS,
     MANIFEST_FILE,
+    PROFILES_DIR,
     SERVER_FILE,
     SNAPSHOT_FILES,
     ListSpec,
@@ -52,13 +55,10 @@ from watcher.contract.normalize import (
 )
 from watcher.contract.stdout_noise import StdoutNoise, quiet_client_log
 
-ERAS = ("legacy", "modern")
-ERA_CHOICES = ("legacy", "modern", "both")
 FORMAT_VERSION = 1
 PROBE_TOOL = "mcp-watcher-probe-unknown-tool"
 PROBE_RESOURCE = "mcp-watcher-probe:///unknown-resource"
 PROBE_PROTOCOL_VERSION = "1900-01-01"
-PROFILES_DIR = "profiles"
 """Where the snapshots under the second and later client profiles go: `profiles/<name>/`."""
 _SHARED_VERSION_FIELDS = ("supportedVersions", "supportedVersionsSource", "versionProbes")
 MAX_PAGES = 1000

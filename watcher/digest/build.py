@@ -75,6 +75,7 @@ def build_digest(
             r.released.isoformat() for r in spec.revisions if not r.prerelease and span_start <= r.released <= span_end
         ),
         problems=problems,
+        registry_unknown=spec.registry_unknown,
     )
 
 

@@ -11,7 +11,16 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import Literal
 
-from watcher.digest.model import ChangeItem, Digest, Feature, ReleaseItem, ServerFindings, ThreadRef, Verdict
+from watcher.digest.model import (
+    UNKNOWN_REGISTRY,
+    ChangeItem,
+    Digest,
+    Feature,
+    ReleaseItem,
+    ServerFindings,
+    ThreadRef,
+    Verdict,
+)
 
 Style = Literal["plain", "bold", "italic", "code", "link"]
 
@@ -148,7 +157,7 @@ def _change_line(change: ChangeItem) -> Line:
     return [b(change.kind + ": "), t(subject + when)]
 
 
-def _server_item(findings: ServerFindings, total_deprecated: int) -> Item:
+def _server_item(findings: ServerFindings, total_deprecated: int, unknown: bool = False) -> Item:
     title: Line = [b(findings.server), t(f" ({findings.sdk} SDK)")]
     lines: list[Line] = []
     for exposure in findings.exposures:
@@ -161,7 +170,9 @@ def _server_item(findings: ServerFindings, total_deprecated: int) -> Item:
         for n, item in enumerate(exposure.evidence):
             evidence += [t("; " if n else ". Evidence: "), *_inline_code(item.detail), t(f" [{item.source}]")]
         lines.append([b(exposure.feature), *when, *evidence])
-    if not findings.exposures:
+    if unknown:
+        lines.append([b("Not known"), t(" which deprecated features this server uses: " + UNKNOWN_REGISTRY)])
+    elif not findings.exposures:
         lines.append([b("Nothing found"), t(f": none of the {total_deprecated} deprecated features seen in use")])
     elif len(findings.exposures) < total_deprecated:
         lines.append(
@@ -218,10 +229,13 @@ def _release_item(release: ReleaseItem) -> Item:
 def document(digest: Digest) -> Document:
     deprecated, removed = digest.deprecated, digest.removed
     affected = [f for f in deprecated if f.affected_servers]
-    summary: Line = [
-        t(f"{digest.today} · {len(deprecated)} deprecated feature{'s' if len(deprecated) != 1 else ''}"),
-        t(f", {len(affected)} in use by this team's servers"),
-    ]
+    if digest.registry_unknown:  # counts of zero would read as an all-clear
+        summary: Line = [t(f"{digest.today} · deprecated features: "), b(UNKNOWN_REGISTRY)]
+    else:
+        summary = [
+            t(f"{digest.today} · {len(deprecated)} deprecated feature{'s' if len(deprecated) != 1 else ''}"),
+            t(f", {len(affected)} in use by this team's servers"),
+        ]
     if digest.outlook.next_removal:
         summary.append(
             t(f" · next earliest removal {digest.outlook.next_removal} ({_days(digest.outlook.next_removal_days)})")
@@ -246,6 +260,8 @@ def document(digest: Digest) -> Document:
                 t(f"{len(removed)} removed; soonest earliest removal first."),
             ]
         )
+    elif digest.registry_unknown:
+        out_intro.append([b("The registry: "), b(UNKNOWN_REGISTRY), t(" (nothing below means nothing is known).")])
     else:
         out_intro.append([b("The registry: "), t("no deprecated or removed features listed.")])
     part_out = Part("1 · What is on its way out", out_intro, items)
@@ -256,7 +272,7 @@ def document(digest: Digest) -> Document:
     part_affected = Part(
         f"2 · Where {digest.team} is affected",
         affected_intro,
-        [_server_item(s, len(deprecated)) for s in digest.servers],
+        [_server_item(s, len(deprecated), digest.registry_unknown) for s in digest.servers],
     )
 
     sdk_names = ", ".join(digest.team_sdks) or "none configured"

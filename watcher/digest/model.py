@@ -141,6 +141,8 @@ class Digest:
     """Those of them that are actual releases."""
     problems: list[str]
     """What the reader must know about the data itself (registry unreadable, rows unresolved…)."""
+    registry_unknown: bool = False
+    """True: the spec's registry could not be read and no earlier copy exists, so every count is unknown."""
 
     @property
     def deprecated(self) -> list[Feature]:
@@ -153,6 +155,11 @@ class Digest:
     def to_json(self) -> dict[str, Any]:
         plain: dict[str, Any] = json.loads(json.dumps(asdict(self), default=str))
         return plain
+
+
+UNKNOWN_REGISTRY = "unknown: the registry could not be read"
+"""What every rendering of the digest says (instead of counts that would read as an all-clear) when
+``Digest.registry_unknown``."""
 
 
 def iso_week(day: date) -> str:

@@ -25,7 +25,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
 from matplotlib.ticker import Formatter, Locator
 
-from watcher.digest.model import Digest, Feature
+from watcher.digest.model import UNKNOWN_REGISTRY, Digest, Feature
 
 WIDTH_PX = 1200
 DPI = 100
@@ -68,6 +68,8 @@ class TimelinePicture:
     today: date | None
     revision_lines: list[date]
     title: str
+    notice: str | None = None
+    """A state written across the chart instead of data (the registry could not be read), read back."""
 
 
 def height_px(bar_count: int) -> int:
@@ -108,7 +110,9 @@ def render_timeline(
     released: Sequence[date] = (),
     title: str = "Deprecated MCP features",
     team: str | None = None,
+    unknown: str | None = None,
 ) -> TimelinePicture:
+    """The picture; ``unknown``: why nothing is known, written across the empty chart (never a blank one)."""
     height = height_px(len(bars))
     figure = Figure(figsize=(WIDTH_PX / DPI, height / DPI), dpi=DPI, layout="constrained")
     axes = figure.add_subplot()
@@ -190,6 +194,20 @@ def render_timeline(
         fontweight="bold",
     )
 
+    if unknown is not None:
+        axes.text(
+            0.5,
+            0.5,
+            unknown,
+            transform=axes.transAxes,
+            ha="center",
+            va="center",
+            fontsize=22,
+            fontweight="bold",
+            color=TODAY_COLOR,
+            bbox={"boxstyle": "round,pad=0.6", "fc": "#fff4e6", "ec": TODAY_COLOR},
+            gid="unknown",
+        )
     axes.set_xlim(_day_number(left), _day_number(right))
     axes.xaxis.set_major_locator(_quarter_starts())
     axes.xaxis.set_major_formatter(_month_year_labels())
@@ -220,6 +238,7 @@ def render_timeline(
         today=_line_date(axes, "today"),
         revision_lines=sorted(d for line in axes.get_lines() if (d := _revision_date(line.get_gid())) is not None),
         title=heading,
+        notice=next((str(text.get_text()) for text in axes.texts if text.get_gid() == "unknown"), None),
     )
 
 
@@ -292,6 +311,7 @@ def digest_timeline(digest: Digest) -> TimelinePicture:
         [date.fromisoformat(d) for d in digest.released_dates],
         title="MCP deprecations: deprecated → earliest removal",
         team=digest.team,
+        unknown=UNKNOWN_REGISTRY if digest.registry_unknown else None,
     )
 
 

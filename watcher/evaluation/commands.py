@@ -7,9 +7,8 @@ import json
 import sys
 import threading
 
-from watcher.config import ConfigError, load_config
-from watcher.evaluation.notices import render
-from watcher.evaluation.run import run_evaluation
+from watcher import progress
+from watcher.errors import ConfigError
 
 EXIT_CODES = {"no_regression": 0, "regression": 1, "error": 2}
 PUBLIC_KEYS = (
@@ -57,6 +56,10 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.trials is not None and args.trials < 1:
         print("mcp-watcher eval: --trials must be at least 1", file=sys.stderr)
         return 2
+    from watcher.config import load_config
+    from watcher.evaluation.notices import render
+    from watcher.evaluation.run import run_evaluation
+
     try:
         loaded = load_config(getattr(args, "config", None))
         loaded.config.server(args.server)
@@ -65,15 +68,16 @@ def eval_command(args: argparse.Namespace) -> int:
         return 2
     cancel = threading.Event()
     try:
-        report = run_evaluation(
-            loaded,
-            args.server,
-            args.sdk_version,
-            baseline_version=args.baseline_version,
-            trials=args.trials,
-            tasks_path=args.tasks,
-            cancel=cancel,
-        )
+        with progress.showing("eval", quiet=args.json):
+            report = run_evaluation(
+                loaded,
+                args.server,
+                args.sdk_version,
+                baseline_version=args.baseline_version,
+                trials=args.trials,
+                tasks_path=args.tasks,
+                cancel=cancel,
+            )
     except KeyboardInterrupt:
         cancel.set()
         print("mcp-watcher eval: interrupted", file=sys.stderr)

@@ -18,15 +18,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from watcher import vault
+from watcher import progress, vault
 from watcher.config import ConfigError, Evaluation, LoadedConfig, Server, secret_env_names
 from watcher.evaluation.compare import ERROR, compare
 from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
 from watcher.evaluation.providers import make_provider, mask
 from watcher.evaluation.tasks import Task, load_tasks
+from watcher.suites import sandbox
 from watcher.suites.env import prepare_env
 from watcher.suites.process import ServerProcess, free_port, scrubbed_env
-from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, version_refusal
+from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, server_room_paths, version_refusal
 
 log = logging.getLogger(__name__)
 REPORT_FILE = "evaluation.json"
@@ -34,6 +35,14 @@ REPORT_FILE = "evaluation.json"
 
 class SideError(Exception):
     """One version of the server could not be built or started."""
+
+
+SKIPPED = "skipped"
+
+
+def skipped_note(settings: Evaluation) -> str:
+    """Why an evaluation that is declared did not run: no API key for its model (not "no evaluation set")."""
+    return f"skipped: {settings.key_env()} not set (the {settings.provider} API key is read from it)"
 
 
 def tasks_file(loaded: LoadedConfig, server: Server, evaluation: Evaluation, override: str | None) -> Path:
@@ -61,9 +70,13 @@ def built_sides(
         )
     secrets = secret_env_names(config)
     package = sdk_package_of(config, server)
+    boundary = sandbox.choose(config.suites.sandbox)
+    if boundary.refused:  # the same run boundary as the suites: never start a server outside it
+        raise SideError(boundary.reason)
     with contextlib.ExitStack() as stack:
         targets: dict[str, ServerTarget] = {}
         for side, version in versions.items():
+            progress.stage(f"{side}: installing {server.name} with {package} {version}")
             env = prepare_env(
                 server_name=server.name,
                 language=server.language,
@@ -75,12 +88,14 @@ def built_sides(
                 timeout=server.timeouts.install,
                 secret_names=secrets,
                 cancel=cancel,
+                boundary=boundary,
             )
             if not env.ok:
                 raise SideError(f"{package} {version} would not install: {env.error}")
             if server.transport == "http":
                 child = scrubbed_env(secret_names=secrets, extra=server.env, path_prepend=env.bin_dirs)
                 port = free_port()
+                readable, hidden = server_room_paths(loaded, env)
                 process = stack.enter_context(
                     ServerProcess(
                         resolve_command(server.start, env, port),
@@ -90,14 +105,19 @@ def built_sides(
                         transport="http",
                         http_path=server.http_path,
                         port=port,
+                        launcher=boundary.room(readable=readable, hidden=hidden),
                     )
                 )
+                progress.stage(f"{side}: starting the server under {package} {version}")
                 started = process.start(server.timeouts.start, cancel)
                 if not started.ok:
                     raise SideError(f"the server did not start under {package} {version}: {started.error}")
                 targets[side] = ServerTarget(version, url=process.url)
             else:
-                command = resolve_command(server.start, env, None)
+                readable, hidden = server_room_paths(loaded, env)
+                command = boundary.wrap(
+                    resolve_command(server.start, env, None), cwd=env.project_dir, readable=readable, hidden=hidden
+                )
                 targets[side] = stdio_target(loaded, server, version, command, env.project_dir, env.bin_dirs)
         yield targets
 
@@ -169,12 +189,16 @@ def run_evaluation(
                 raise SideError(refusal)
         if settings is None:
             raise SideError(f"no evaluation set declared for {server.name} (servers[].evaluation)")
+        progress.stage(f"reading the tasks ({settings.tasks})")
         path = tasks_file(loaded, server, settings, tasks_path)
         report["tasks_file"] = str(path)
         tasks = load_tasks(path)
         key = (vault.environ() if environ is None else environ).get(settings.key_env(), "")
         if not key:
-            raise SideError(f"{settings.key_env()} is not set: the provider's API key is read from it")
+            report.update(verdict=SKIPPED, error=skipped_note(settings))
+            report["not_measured"] = [{"task": "*", "reason": report["error"]}]
+            report["seconds"] = round(time.monotonic() - began, 2)
+            return _save(report, run_dir, key)
         run = _run(
             loaded,
             server,
@@ -219,6 +243,9 @@ def _run(
 ) -> PairedRun:
     with prepare_sides(loaded, server, versions, run_dir, cancel) as targets:
         assert set(targets) == set(SIDES)
+        progress.stage(
+            f"{len(tasks)} task(s) × {trials} trial(s) per version with {settings.provider} {settings.model}"
+        )
         log.info(
             "evaluation of %s: %s against %s, %d task(s) × %d trial(s) with %s %s",
             server.name,

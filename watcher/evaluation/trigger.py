@@ -7,8 +7,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from watcher import vault
 from watcher.config import ConfigError, LoadedConfig
-from watcher.evaluation.run import REPORT_FILE, run_evaluation
+from watcher.evaluation.run import REPORT_FILE, SKIPPED, run_evaluation, skipped_note
 
 
 def model_changes(report: dict[str, Any]) -> int:
@@ -37,6 +38,12 @@ def after_suite_run(
             "status": "not_declared",
             "note": f"no evaluation set declared: {changes} change(s) affect models, and nothing measured how "
             f"models react (declare servers[].evaluation for {server.name})",
+        }
+        return None
+    if not vault.environ().get(server.evaluation.key_env()):
+        report["evaluation"] = {
+            "status": SKIPPED,
+            "note": f"{changes} change(s) affect models; evaluation " + skipped_note(server.evaluation),
         }
         return None
     run_dir = Path(report["run_dir"]) if report.get("run_dir") else None

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from watcher.notify.blocks import escape
 from watcher.store import Notice, Store
 from watcher.timefmt import iso, parse_iso, utcnow
 
@@ -24,7 +25,8 @@ class Actor:
 
     @property
     def mention(self) -> str:
-        return f"<@{self.user_id}>"
+        # By name, as text: the one Block Kit layer turns every `<@…>` into visible text (no notice may ping).
+        return escape(f"@{self.user_name or self.user_id}")
 
 
 @dataclass(frozen=True)

@@ -12,17 +12,17 @@ read at all (no fetch and no last good copy), or the configuration is invalid.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 import textwrap
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
-from watcher.config import WatcherConfig
-from watcher.spec.watch import SpecFetch, compute, fetch_spec, fetch_spec_online
-from watcher.store import Store
-from watcher.timefmt import today_utc
+
+if TYPE_CHECKING:
+    from watcher.config import WatcherConfig
+    from watcher.spec.watch import SpecFetch
+    from watcher.store import Store
 
 COLUMNS = (
     ("feature", "Feature", 34),
@@ -50,6 +50,11 @@ def register(subparsers: Subparsers) -> None:
 
 @config_error_exits_2("deprecations")
 def run_deprecations(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from watcher.spec.watch import compute
+    from watcher.timefmt import today_utc
+
     today = args.today or today_utc()
     with config_and_state(args) as (loaded, store):
         fetch = asyncio.run(_fetch(loaded.config, store, offline=args.offline))
@@ -70,6 +75,8 @@ def run_deprecations(args: argparse.Namespace) -> int:
 
 
 async def _fetch(config: WatcherConfig, store: Store, offline: bool) -> SpecFetch:
+    from watcher.spec.watch import fetch_spec, fetch_spec_online
+
     if offline:
         return await fetch_spec(config, store, None)
     return await fetch_spec_online(config, store)

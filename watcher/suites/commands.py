@@ -6,10 +6,14 @@ import argparse
 import json
 import sys
 import threading
+from typing import TYPE_CHECKING
 
-from watcher.cli_support import Subparsers, config_error_exits_2, loaded_config
-from watcher.suites.notices import render
-from watcher.suites.runner import run_check
+from watcher import progress
+from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2
+
+if TYPE_CHECKING:
+    from watcher.config import LoadedConfig
+    from watcher.store import Store
 
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
 
@@ -19,7 +23,9 @@ def register(subparsers: Subparsers) -> None:
         "check",
         help="run a server's conformance and contract suites against one SDK version",
         description="Install the server with exactly that SDK version, start it, run the conformance suite per "
-        "requirement set and the contract snapshot diff, and report. Exit 0 pass, 1 fail, 2 error.",
+        "requirement set and the contract snapshot diff, and report; the run is recorded (trigger cli: in "
+        "`status`, on the status page). Exit 0 pass, 1 fail, 2 error or a mistake in the request (an unknown "
+        "server, a server path that is not there, a version the registry does not have).",
     )
     parser.add_argument("--server", required=True, help="a server name from the config's servers")
     parser.add_argument("--sdk-version", required=True, help="the SDK version to install, e.g. 2.4.0b1")
@@ -29,19 +35,39 @@ def register(subparsers: Subparsers) -> None:
 
 @config_error_exits_2("check")
 def check_command(args: argparse.Namespace) -> int:
-    loaded = loaded_config(args)
-    loaded.config.server(args.server)
+    from watcher.suites.preflight import Mistake, check_request
+
+    with config_and_state(args) as (loaded, store):
+        try:
+            warnings = check_request(loaded, store, args.server, args.sdk_version)
+        except Mistake as exc:  # before anything is installed
+            print(f"mcp-watcher check: {exc}", file=sys.stderr)
+            return 2
+        for warning in warnings:
+            print(f"mcp-watcher check: warning: {warning}", file=sys.stderr)
+        return _check(args, loaded, store)
+
+
+def _check(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
+    from watcher.suites.notices import render
+    from watcher.suites.runner import run_check
+
     cancel = threading.Event()
     try:
-        report = run_check(loaded, args.server, args.sdk_version, cancel=cancel)
+        with progress.showing("check", quiet=args.json):
+            report = run_check(loaded, args.server, args.sdk_version, cancel=cancel)
     except KeyboardInterrupt:
         cancel.set()
         print("mcp-watcher check: interrupted", file=sys.stderr)
         return 2
+    server = loaded.config.server(args.server)
+    report["trigger"] = "cli"
+    report["stored_run_id"] = store.record_run(server.name, server.sdk, args.sdk_version, "cli", report)
     if args.json:
         print(json.dumps(report, indent=2, default=str))
     else:
         text, _ = render(report)
         print(text)
         print(f"Artifacts: {report.get('run_dir')}")
+        print(f"Recorded as run #{report['stored_run_id']} (`mcp-watcher status`; /runs/{report['stored_run_id']})")
     return EXIT_CODES.get(str(report.get("verdict")), 2)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import threading
 import time
 from collections.abc import Mapping
@@ -27,8 +28,8 @@ from typing import Any
 import yaml
 
 from watcher.errors import ConformanceError as ConformanceError
-from watcher.suites import toolchain
-from watcher.suites.env import locked
+from watcher.suites import sandbox, toolchain
+from watcher.suites.env import locked, seal
 from watcher.suites.process import run_command, scrubbed_env, tail
 
 FAILING = ("FAILURE", "WARNING")
@@ -71,8 +72,11 @@ def ensure_conformance(
     timeout: float = 600,
     secret_names: set[str] | None = None,
     cancel: threading.Event | None = None,
+    boundary: sandbox.Sandbox | None = None,
 ) -> ConformanceTool:
-    """Install the pinned suite into `tools_dir` once (later calls reuse it). Raises ConformanceError."""
+    """Install the pinned suite into `tools_dir` once (later calls reuse it). Raises ConformanceError.
+    With an active `boundary` the install runs in a room (its install scripts are code from a registry):
+    writable only its own folder, network to the registries only, a package cache of its own."""
     toolchain.check_node()
     name, version = split_package_spec(package)
     key = hashlib.sha256(json.dumps([package, registry]).encode()).hexdigest()[:12]
@@ -90,7 +94,27 @@ def ensure_conformance(
         env = scrubbed_env(
             secret_names=secret_names or set(), installer=True, path_prepend=[toolchain.node_bin_dir()]
         ).env
-        run = run_command(command, cwd=prefix, env=env, timeout=timeout, log_path=prefix / "install.log", cancel=cancel)
+        launcher = sandbox.Launcher()
+        if boundary is not None and boundary.active:
+            boundary.hand_over(prefix)
+            env["TMPDIR"] = "/tmp"
+            env["npm_config_cache"] = str(prefix / ".cache")
+            launcher = boundary.room(
+                readable=[*toolchain.runtime_paths(), *sandbox.local_package_sources()],
+                writable=[prefix],
+                network="registry",
+                protected=[prefix / "install.log"],
+            )
+        run = run_command(
+            command,
+            cwd=prefix,
+            env=env,
+            timeout=timeout,
+            log_path=prefix / "install.log",
+            cancel=cancel,
+            launcher=launcher,
+        )
+        shutil.rmtree(prefix / ".cache", ignore_errors=True)
         if not run.ok:
             raise ConformanceError(f"installing {package} failed ({run.describe()})", run.tail)
         try:
@@ -99,6 +123,9 @@ def ensure_conformance(
             raise ConformanceError(f"installing {package} left no readable package.json: {exc}") from exc
         if version and installed != version:
             raise ConformanceError(f"npm installed {name} {installed}, not the pinned {version}")
+        if boundary is not None and boundary.active:
+            seal(prefix)  # the room's user installed it; nothing of a run may change it afterwards
+        marker.unlink(missing_ok=True)  # whatever the install put there (a link would be followed)
         marker.write_text(json.dumps({"package": package, "version": installed}), encoding="utf-8")
         return ConformanceTool(package, installed, root)
 

@@ -4,6 +4,14 @@ Python: `uv venv` + `uv pip install <project copy>` with the SDK pinned by an ov
 project's own pin on the SDK must not win), pip as the fallback. TypeScript: a copy of the
 project whose package.json pins the SDK to the version, then `npm install`.
 
+Every build step runs inside the run boundary when the sandbox is on (`sandbox.py`): writable only the
+environment's own folder, network only to the registries, its package caches private to the build
+(`<env>/.cache`, removed afterwards) so no cache carries one team's build into another's.
+
+A built environment is sealed: read-only (owned by the watcher, no write bit), with a digest of every
+file, link and mode recorded in its marker. A run that finds the digest changed rebuilds it instead
+of running in it.
+
 A failed install is a result (with the last lines of the installer's output), never an exception.
 """
 
@@ -14,24 +22,30 @@ import fcntl
 import functools
 import hashlib
 import json
+import logging
 import os
 import shutil
+import stat
 import threading
 import time
 import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from watcher.errors import ToolMissing
+from watcher.suites import sandbox as sandboxes
 from watcher.suites import toolchain
 from watcher.suites.declared import build_declared
 from watcher.suites.process import run_command, scrubbed_env
 
-ENV_FORMAT = 1
+log = logging.getLogger(__name__)
+
+ENV_FORMAT = 2
 """Bump when the layout of an environment changes: old caches are then rebuilt."""
 
 # Never part of a server's own files (build output, caches, installed dependencies, our artifacts).
@@ -52,6 +66,9 @@ IGNORED_NAMES = {
 }
 IGNORED_SUFFIXES = (".egg-info", ".pyc")
 READY_MARKER = "mcp-watcher-env.json"
+CACHE_DIR = ".cache"
+"""The build's own package caches (uv, pip, npm): inside the environment while it builds, then removed."""
+_NOT_SEALED = {READY_MARKER, "install.log", CACHE_DIR}
 
 
 @dataclass
@@ -71,6 +88,11 @@ class EnvResult:
     bin_dirs: list[str] = field(default_factory=list)
     project_dir: str = ""
     """The server's project folder inside the environment (the server's working directory)."""
+    digest: str = ""
+    """The sealed environment's digest (every file's path, mode and content; links by target)."""
+    rebuilt: str | None = None
+    """Why a cached environment was rebuilt (its digest no longer matched), when it was."""
+    sandboxed: bool = False
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -148,8 +170,10 @@ def prepare_env(
     secret_names: set[str],
     cancel: threading.Event | None = None,
     prepare: Sequence[Sequence[str]] = (),
+    boundary: sandboxes.Sandbox | None = None,
 ) -> EnvResult:
-    """Return a ready environment for the server under `sdk_version`, building it when not cached."""
+    """Return a ready environment for the server under `sdk_version`, building it when not cached (inside
+    `boundary`'s room when it is active). A cached one is used only when its sealed digest still matches."""
     started = time.monotonic()
     if not project.is_dir():
         return EnvResult(
@@ -166,16 +190,21 @@ def prepare_env(
     with locked(env_dir.with_name(env_dir.name + ".lock")):
         marker = env_dir / READY_MARKER
         if marker.exists():
-            saved = json.loads(marker.read_text(encoding="utf-8"))
-            result.ok, result.cached = True, True
-            result.installer = saved.get("installer", "")
-            result.bin_dirs = saved["bin_dirs"]
-            result.project_dir = saved["project_dir"]
-            result.log = str(env_dir / "install.log")
-            result.seconds = time.monotonic() - started
-            return result
+            saved = _read_marker(marker)
+            found = env_digest(env_dir)
+            if saved is not None and saved.get("digest") == found:
+                result.ok, result.cached = True, True
+                result.installer = saved.get("installer", "")
+                result.bin_dirs = saved["bin_dirs"]
+                result.project_dir = saved["project_dir"]
+                result.digest = found
+                result.log = str(env_dir / "install.log")
+                result.seconds = time.monotonic() - started
+                return result
+            result.rebuilt = "its sealed digest no longer matches (changed after it was built): rebuilt"
+            log.warning("environment %s changed after it was sealed; rebuilding it", env_dir)
         # A folder without the marker is a build that died half-way: start over.
-        shutil.rmtree(env_dir, ignore_errors=True)
+        remove_env(env_dir)
         env_dir.mkdir(parents=True)
         builders: dict[str, Callable[[BuildContext], None]] = {
             "python": _build_python,
@@ -183,13 +212,19 @@ def prepare_env(
             "other": functools.partial(build_declared, prepare=prepare),
         }
         build = builders[language]
-        context = BuildContext(env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel, result)
+        room = boundary if boundary is not None and boundary.active else None
+        context = BuildContext(env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel, result, room)
+        result.sandboxed = room is not None
         try:
             build(context)
         except ToolMissing as exc:
             result.ok, result.error = False, str(exc)
         result.seconds = time.monotonic() - started
         if result.ok:
+            shutil.rmtree(env_dir / CACHE_DIR, ignore_errors=True)
+            seal(env_dir)
+            result.digest = env_digest(env_dir)
+            marker.unlink(missing_ok=True)  # whatever the build put there (a link would be followed)
             marker.write_text(
                 json.dumps(
                     {
@@ -199,19 +234,87 @@ def prepare_env(
                         "sdk_package": sdk_package,
                         "sdk_version": sdk_version,
                         "seconds": round(result.seconds, 2),
+                        "digest": result.digest,
+                        "sandboxed": result.sandboxed,
                     },
                     indent=2,
                 ),
                 encoding="utf-8",
             )
+            os.chmod(marker, 0o444)
+            os.chmod(env_dir, _read_only(env_dir.stat().st_mode))
         else:
             # Keep only the log of a failed build; the next run tries again from scratch.
-            log = env_dir / "install.log"
-            keep = log.read_bytes() if log.exists() else b""
-            shutil.rmtree(env_dir, ignore_errors=True)
+            install_log = env_dir / "install.log"
+            keep = install_log.read_bytes() if install_log.is_file() and not install_log.is_symlink() else b""
+            remove_env(env_dir)
             env_dir.mkdir(parents=True, exist_ok=True)
             (env_dir / "install.log").write_bytes(keep)
         return result
+
+
+def _read_marker(marker: Path) -> dict[str, Any] | None:
+    try:
+        saved = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return saved if isinstance(saved, dict) else None
+
+
+def env_digest(env_dir: Path) -> str:
+    """Every entry of a built environment (the marker, the log and the build caches aside): its path and
+    mode, a file's content, a link's target. Links are never followed."""
+    digest = hashlib.sha256()
+    for dirpath, dirnames, filenames in os.walk(env_dir):
+        base = Path(dirpath)
+        if base == env_dir:
+            dirnames[:] = [d for d in dirnames if d not in _NOT_SEALED]
+            filenames = [f for f in filenames if f not in _NOT_SEALED]
+        dirnames.sort()
+        for name in sorted([*filenames, *(d for d in dirnames if (base / d).is_symlink())]):
+            path = base / name
+            info = path.lstat()
+            rel = path.relative_to(env_dir).as_posix()
+            digest.update(f"{rel}\0{stat.S_IMODE(info.st_mode):o}\0".encode())
+            if stat.S_ISLNK(info.st_mode):
+                digest.update(b"L" + os.readlink(path).encode(errors="surrogateescape"))
+            elif stat.S_ISREG(info.st_mode):
+                with open(path, "rb") as handle:
+                    digest.update(hashlib.file_digest(handle, "sha256").digest())
+            digest.update(b"\n")
+        dirnames[:] = [d for d in dirnames if not (base / d).is_symlink()]
+    return digest.hexdigest()
+
+
+def _read_only(mode: int) -> int:
+    return stat.S_IMODE(mode) & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+
+
+def seal(env_dir: Path) -> None:
+    """Make a built environment read-only and the watcher's (a room's user built it when we are root)."""
+    uid, gid = os.geteuid(), os.getegid()
+    for dirpath, dirnames, filenames in os.walk(env_dir, topdown=False):
+        for name in [*filenames, *dirnames]:
+            path = os.path.join(dirpath, name)
+            info = os.lstat(path)
+            if (info.st_uid, info.st_gid) != (uid, gid):
+                os.chown(path, uid, gid, follow_symlinks=False)
+            if not stat.S_ISLNK(info.st_mode):
+                os.chmod(path, _read_only(info.st_mode))
+    os.chown(env_dir, uid, gid)
+
+
+def remove_env(env_dir: Path) -> None:
+    """Remove an environment, sealed or not (its folders get their write bit back first)."""
+    if not env_dir.exists():
+        return
+    for dirpath, dirnames, _ in os.walk(env_dir):
+        for name in [".", *dirnames]:
+            path = os.path.join(dirpath, name)
+            with contextlib.suppress(OSError):
+                if not os.path.islink(path):
+                    os.chmod(path, stat.S_IMODE(os.lstat(path).st_mode) | stat.S_IRWXU)
+    shutil.rmtree(env_dir, ignore_errors=True)
 
 
 @dataclass
@@ -228,6 +331,8 @@ class BuildContext:
     secret_names: set[str]
     cancel: threading.Event | None
     result: EnvResult
+    boundary: sandboxes.Sandbox | None = None
+    """The sandbox the steps run in (None: no room, the steps run as the watcher's children)."""
     deadline: float = 0.0
 
     @property
@@ -246,12 +351,39 @@ class BuildContext:
         self.result.bin_dirs = [str(folder) for folder in bin_dirs]
         self.result.installer = installer
         self.deadline = time.monotonic() + self.timeout
+        if self.boundary is not None:
+            self.boundary.hand_over(self.env_dir)
 
     def child_env(self, path_prepend: list[Path] | None = None) -> dict[str, str]:
-        """An installer's environment: no secrets, temporary files inside the environment's folder."""
-        return scrubbed_env(
+        """An installer's environment: no secrets; temporary files inside the environment's folder (in a
+        room: its private /tmp, and package caches of its own that go when the build is done)."""
+        env = scrubbed_env(
             secret_names=self.secret_names, installer=True, tmpdir=self.env_dir, path_prepend=path_prepend or ()
         ).env
+        if self.boundary is not None:
+            # In a room the build's package caches are its own (a shared writable cache would carry one
+            # team's build into another's); without one the build could write anywhere anyway.
+            cache = self.env_dir / CACHE_DIR
+            env.update(
+                UV_CACHE_DIR=str(cache / "uv"),
+                PIP_CACHE_DIR=str(cache / "pip"),
+                npm_config_cache=str(cache / "npm"),
+                XDG_CACHE_HOME=str(cache),
+                TMPDIR="/tmp",  # the room's private /tmp
+            )
+        return env
+
+    def launcher(self) -> sandboxes.Launcher:
+        """The room for one build step: the environment's folder writable, the toolchain and the local
+        package indexes readable, network to the registries only."""
+        if self.boundary is None:
+            return sandboxes.Launcher()
+        return self.boundary.room(
+            readable=[*toolchain.runtime_paths(), *sandboxes.local_package_sources()],
+            writable=[self.env_dir],
+            network="registry",
+            protected=[self.log],  # the watcher appends to it: the build must not swap it for a link
+        )
 
     def run(self, step: str, command: list[str], *, cwd: Path, env: dict[str, str], shown: str | None = None) -> bool:
         """Run one installer step within what is left of the time, logging it; a failure is put in the result."""
@@ -261,7 +393,15 @@ class BuildContext:
             return False
         with open(self.log, "a", encoding="utf-8") as handle:
             handle.write(f"$ {shown or ' '.join(command)}\n")
-        run = run_command(command, cwd=cwd, env=env, timeout=remaining, log_path=self.log, cancel=self.cancel)
+        run = run_command(
+            command,
+            cwd=cwd,
+            env=env,
+            timeout=remaining,
+            log_path=self.log,
+            cancel=self.cancel,
+            launcher=self.launcher(),
+        )
         if not run.ok:
             self.fail(f"{step} failed ({run.describe()})", run.tail)
         return run.ok

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from watcher.config import LoadedConfig, secret_env_names
-from watcher.suites import conformance, toolchain
+from watcher.suites import conformance, sandbox, toolchain
 from watcher.suites.env import EnvResult, prepare_env
 
 log = logging.getLogger(__name__)
@@ -35,6 +35,7 @@ class Prebuilder:
         self.envs_dir = loaded.resolve(loaded.config.suites.envs_dir)
         self.pool = ThreadPoolExecutor(max_workers=loaded.config.suites.concurrency, thread_name_prefix="prebuild")
         self.builds: dict[tuple[str, str], Future[EnvResult]] = {}
+        self.boundary = sandbox.choose(loaded.config.suites.sandbox)
         self._lock = threading.Lock()
 
     def submit(self, server_name: str, sdk_version: str) -> bool:
@@ -73,6 +74,15 @@ class Prebuilder:
         config = self.loaded.config
         server = config.server(server_name)
         began = time.monotonic()
+        if self.boundary.refused:  # never build outside the boundary that was asked for
+            return EnvResult(
+                ok=False,
+                language=server.language,
+                sdk_package=sdk_package_of(config, server),
+                sdk_version=sdk_version,
+                path="",
+                error=self.boundary.reason,
+            )
         try:
             result = prepare_env(
                 server_name=server.name,
@@ -85,6 +95,7 @@ class Prebuilder:
                 secret_names=secret_env_names(config),
                 cancel=self.cancel,
                 prepare=server.prepare,
+                boundary=self.boundary,
             )
         except Exception as exc:  # a bug of ours: the run reports it, the pool carries on
             log.exception("pre-build of %s under %s failed", server_name, sdk_version)
@@ -110,6 +121,9 @@ class Prebuilder:
 
     def _install_conformance(self) -> None:
         config = self.loaded.config
+        if self.boundary.refused:
+            log.warning("conformance suite not pre-installed: %s", self.boundary.reason)
+            return
         try:
             tool = conformance.ensure_conformance(
                 config.conformance.package,
@@ -118,6 +132,7 @@ class Prebuilder:
                 timeout=max((s.timeouts.install for s in config.servers), default=600),
                 secret_names=secret_env_names(config),
                 cancel=self.cancel,
+                boundary=self.boundary,
             )
         except (conformance.ConformanceError, toolchain.ToolMissing) as exc:
             # The run reports it with its evidence when it needs the suite; no retry loop here.

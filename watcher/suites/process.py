@@ -24,6 +24,7 @@ import httpx
 
 from watcher.logs import redact
 from watcher.suites import reaper
+from watcher.suites.sandbox import Launcher
 
 # Inherited from the watcher's own environment; everything else is dropped.
 BASE_ALLOW = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
@@ -111,6 +112,9 @@ def scrubbed_env(
         env["TMPDIR"] = os.fspath(tmpdir)
     env.setdefault("LANG", "C.UTF-8")
     env["PYTHONUNBUFFERED"] = "1"  # the server's log lines reach the file while it runs
+    if not installer:
+        # A sealed environment stays as built: no __pycache__ written into it at run time (its digest is checked).
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     return ChildEnv(env=env, dropped=sorted(dropped), granted=frozenset(passed))
 
 
@@ -189,16 +193,38 @@ def run_command(
     log_path: Path,
     cancel: threading.Event | None = None,
     stdout_path: Path | None = None,
+    launcher: Launcher | None = None,
 ) -> CommandResult:
-    """Run a command in its own process group; its output goes to `log_path` (stdout apart if asked)."""
+    """Run a command in its own process group; its output goes to `log_path` (stdout apart if asked).
+    `launcher` starts it (inside the run boundary when it is a sandbox room); whatever the command left
+    running is killed when it ends, even processes that left its group (`reaper.sweep`)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
+    launch = launcher or Launcher()
+    result = _run_once(command, cwd, env, timeout, log_path, cancel, stdout_path, launch)
+    if not result.ok and not result.cancelled and launch.setup_failed(tail(log_path, 1)):
+        # bwrap could not set the room up (a transient kernel answer): that is not the command's doing.
+        result = _run_once(command, cwd, env, timeout, log_path, cancel, stdout_path, launch)
+    return result
+
+
+def _run_once(
+    command: Sequence[str],
+    cwd: str | os.PathLike[str],
+    env: Mapping[str, str],
+    timeout: float,
+    log_path: Path,
+    cancel: threading.Event | None,
+    stdout_path: Path | None,
+    launch: Launcher,
+) -> CommandResult:
     started = time.monotonic()
+    mark = reaper.new_mark()
     with open(log_path, "ab") as log, open(stdout_path or os.devnull, "ab") as out:
         try:
-            proc = subprocess.Popen(
+            proc = launch.start(
                 list(command),
                 cwd=os.fspath(cwd),
-                env=dict(env),
+                env={**env, reaper.MARK_VARIABLE: mark},
                 stdin=subprocess.DEVNULL,
                 stdout=out if stdout_path else log,
                 stderr=log,
@@ -206,6 +232,7 @@ def run_command(
             )
             reaper.track(proc.pid)
         except OSError as exc:
+            launch.close()
             log.write(f"cannot start {command[0]}: {exc}\n".encode())
             log.flush()
             return CommandResult(list(command), None, 0.0, log=str(log_path), tail=tail(log_path))
@@ -221,7 +248,10 @@ def run_command(
                 time.sleep(0.05)
         finally:
             # The group goes even when the leader exited: grandchildren must not outlive the step.
+            seen = reaper.marked(mark)
             kill_group(proc, grace=2.0 if (timed_out or cancelled) else 0.5)
+            reaper.sweep(mark, seen=seen, spare=proc.pid)
+            launch.close()
     seconds = time.monotonic() - started
     return CommandResult(
         list(command),
@@ -286,8 +316,13 @@ class ServerProcess:
         transport: str,
         http_path: str = "/mcp",
         port: int | None = None,
+        launcher: Launcher | None = None,
     ) -> None:
         self.command = list(command)
+        self.launcher = launcher or Launcher()
+        self.mark = reaper.new_mark()
+        self.host_port = port
+        """Where the watcher reaches the server: its own port, or the relay's when it runs in a room."""
         self.cwd = Path(cwd)
         self.child_env = env
         self.log_dir = log_dir
@@ -301,9 +336,9 @@ class ServerProcess:
 
     @property
     def url(self) -> str | None:
-        if self.transport != "http" or self.port is None:
+        if self.transport != "http" or self.host_port is None:
             return None
-        return f"http://127.0.0.1:{self.port}{self.http_path}"
+        return f"http://127.0.0.1:{self.host_port}{self.http_path}"
 
     def __enter__(self) -> ServerProcess:
         return self
@@ -312,10 +347,18 @@ class ServerProcess:
         self.stop()
 
     def start(self, timeout: float, cancel: threading.Event | None = None) -> StartResult:
+        result = self._start(timeout, cancel)
+        if not result.ok and self.launcher.setup_failed(tail(self.stderr_path, 1)):
+            # bwrap could not set the room up (a transient kernel answer): that is not the server's doing.
+            result = self._start(timeout, cancel)
+        return result
+
+    def _start(self, timeout: float, cancel: threading.Event | None = None) -> StartResult:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         self._tmp = tempfile.mkdtemp(prefix="mcp-watcher-server-")
         env = dict(self.child_env.env)
         env["TMPDIR"] = self._tmp
+        env[reaper.MARK_VARIABLE] = self.mark
         started = time.monotonic()
         result = StartResult(
             ok=False,
@@ -329,7 +372,7 @@ class ServerProcess:
         )
         try:
             with open(self.stdout_path, "ab") as out, open(self.stderr_path, "ab") as err:
-                self.proc = subprocess.Popen(
+                self.proc = self.launcher.start(
                     self.command,
                     cwd=self.cwd,
                     env=env,
@@ -345,6 +388,9 @@ class ServerProcess:
             result.seconds = time.monotonic() - started
             return result
         result.pid = self.proc.pid
+        if self.port is not None:
+            self.host_port = self.launcher.expose(self.port)
+            result.url = self.url
         error = self._wait_ready(started, timeout, cancel)
         result.seconds = time.monotonic() - started
         if error:
@@ -390,10 +436,13 @@ class ServerProcess:
 
     def stop(self) -> None:
         if self.proc is not None:
+            seen = reaper.marked(self.mark)
             kill_group(self.proc)
+            reaper.sweep(self.mark, seen=seen, spare=self.proc.pid)
             if self.proc.stdin is not None:
                 with contextlib.suppress(OSError):
                     self.proc.stdin.close()
+        self.launcher.close()
         if self._tmp:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None

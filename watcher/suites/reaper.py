@@ -5,21 +5,133 @@ its group id sits in the registry folder, holding the leader's start time (from 
 recycled PID is never mistaken for ours. A clean stop removes the file; after a kill -9 of the
 watcher the files stay, and `reap()` at the next start kills exactly those groups — by group id,
 never by name.
+
+Without a sandbox room (whose PID namespace ends every process with it), a step's children can still
+leave its group (`setsid` and a double fork). So the watcher is a child subreaper (`prctl
+PR_SET_CHILD_SUBREAPER`): such orphans become its children instead of init's. Each step's children carry
+a random mark in their environment (`MCP_WATCHER_MARK`); when the step ends, `sweep` kills every process
+that still carries it, and reaps it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
+import secrets
 import signal
+import sys
 import threading
+import time
+from collections.abc import Iterable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
 _lock = threading.Lock()
 _folder: Path | None = None
+_subreaper: bool | None = None
+
+MARK_VARIABLE = "MCP_WATCHER_MARK"
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Make this process the child subreaper of everything it starts (Linux); True when it is."""
+    global _subreaper
+    with _lock:
+        if _subreaper is None:
+            _subreaper = False
+            if sys.platform.startswith("linux"):
+                with contextlib.suppress(OSError, AttributeError):
+                    libc = ctypes.CDLL(None, use_errno=True)
+                    _subreaper = libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return _subreaper
+
+
+def new_mark() -> str:
+    """A mark for one step's children (and make sure their orphans come back to us)."""
+    become_subreaper()
+    return secrets.token_hex(8)
+
+
+def marked(mark: str) -> list[int]:
+    """The processes whose environment carries `mark` (those we may read: ours, or any as root)."""
+    needle = f"{MARK_VARIABLE}={mark}".encode()
+    found = []
+    me = os.getpid()
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            found.append(int(entry))
+    return found
+
+
+def sweep(mark: str, *, seen: Iterable[int] = (), spare: int | None = None) -> list[int]:
+    """Kill every process a finished step left behind (by its mark, by PID), and reap those handed to us.
+
+    `seen`: the step's processes listed before its group was stopped (a process that has died since is a
+    zombie whose environment can no longer be read; if it was handed to us, it is reaped here too).
+    `spare`: the step's leader, which its Popen reaps."""
+    if not Path("/proc/self/environ").exists():
+        return []
+    left = marked(mark)
+    for pid in left:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    pending = {pid for pid in {*left, *seen} if pid != spare}
+    deadline = time.monotonic() + 2.0
+    while pending and time.monotonic() < deadline:
+        for pid in list(pending):
+            try:
+                done, _ = os.waitpid(pid, os.WNOHANG)  # an orphan handed to us as subreaper
+            except ChildProcessError:  # not ours to reap: gone, or some other parent's
+                done = pid if _dead(pid) else 0
+            if done:
+                pending.discard(pid)
+        if pending:
+            time.sleep(0.02)
+    reap_rooms()
+    if left:
+        log.warning("killed %d process(es) a suite step left running: %s", len(left), left)
+    return left
+
+
+def reap_rooms() -> list[int]:
+    """Reap the dead first processes of sandbox rooms handed to us (bwrap's parent exits without reaping
+    its child, which then comes to us as subreaper). Such a process was PID 1 of a PID namespace, which
+    no child we start directly ever is, so reaping it cannot take an exit status someone else waits for."""
+    me, reaped = os.getpid(), []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        nspid = fields.get("NSpid", "").split()
+        if fields.get("PPid", "").strip() != str(me) or not fields.get("State", "").strip().startswith("Z"):
+            continue
+        if len(nspid) > 1 and nspid[-1] == "1":
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(int(entry), os.WNOHANG)
+                reaped.append(int(entry))
+    return reaped
+
+
+def _dead(pid: int) -> bool:
+    """True when `pid` is gone or a zombie (some other parent will reap it)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return True
 
 
 def configure(folder: Path | None) -> None:

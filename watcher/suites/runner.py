@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from watcher import vault, versions
+from watcher import progress, vault, versions
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
@@ -67,6 +67,21 @@ def resolve_command(start: Sequence[str], env: EnvResult, port: int | None) -> l
             if candidate.exists():
                 return [str(candidate), *rest]
     return args
+
+
+def server_room_paths(loaded: LoadedConfig, env: EnvResult) -> tuple[list[str | Path], list[str | Path]]:
+    """A server's room: its environment's folder (sealed, read-only) and the runtime it runs on are read;
+    the state folder and the secret files are masked should they lie inside one of those."""
+    config = loaded.config
+    readable: list[str | Path] = [Path(env.project_dir).parent, *env.bin_dirs, *toolchain.runtime_paths()]
+    slack = config.slack
+    hidden: list[str | Path] = [
+        loaded.resolve(config.state).parent,
+        *(f for f in (slack.token_file, slack.webhook_file) if f),
+    ]
+    if config.http.auth_token_file:
+        hidden.append(config.http.auth_token_file)
+    return readable, hidden
 
 
 def _worst(*verdicts: str) -> str:
@@ -148,6 +163,7 @@ class _Run:
             return False
         if source is None:
             return True
+        progress.stage(f"fetching the source ({checkout.display_url(source.git)} {source.ref})")
         try:
             token = checkout.read_token(self.loaded, self.server, vault.environ())
         except checkout.CheckoutError as exc:
@@ -175,6 +191,7 @@ class _Run:
 
     def install(self, version: str) -> EnvResult:
         began = time.monotonic()
+        progress.stage(f"installing {self.server.name} with {self.sdk_package} {version}")
         early = prebuild.prebuilt(self.server.name, version, self.envs_dir)  # waits for a build under way
         if early is not None:
             self.prebuilt.add(version)
@@ -191,6 +208,7 @@ class _Run:
             secret_names=self.secret_names,
             cancel=self.cancel,
             prepare=self.server.prepare,
+            boundary=self.sandbox,
         )
         env.seconds = time.monotonic() - began  # waiting for a pre-build is build time too
         return env
@@ -201,41 +219,37 @@ class _Run:
             self._granted = granted_env(self.loaded, self.server, vault.environ())
         return self._granted
 
-    def sandboxed(self, command: list[str], env: EnvResult, *, network: bool) -> list[str]:
-        """The server's command inside the sandbox (unchanged when there is none): it sees its environment's
-        folder and the tools it runs on, never the state folder or the secret files."""
-        readable: list[str | Path] = [Path(env.project_dir).parent, *env.bin_dirs, toolchain.base_prefix()]
-        if self.server.language == "typescript" or command[0] == toolchain.node():
-            readable.append(toolchain.node_root())
-        slack = self.config.slack
-        hidden: list[str | Path] = [
-            self.loaded.resolve(self.config.state).parent,
-            *(f for f in (slack.token_file, slack.webhook_file) if f),
-        ]
-        if self.config.http.auth_token_file:
-            hidden.append(self.config.http.auth_token_file)
-        return self.sandbox.wrap(command, cwd=env.project_dir, readable=readable, hidden=hidden, network=network)
+    def room_paths(self, env: EnvResult) -> tuple[list[str | Path], list[str | Path]]:
+        """What a server's room reads (its sealed environment and the tools it runs on) and what is masked."""
+        return server_room_paths(self.loaded, env)
+
+    def sandboxed(self, command: list[str], env: EnvResult) -> list[str]:
+        """A stdio server's command inside a room with no network (unchanged when there is no sandbox)."""
+        readable, hidden = self.room_paths(env)
+        return self.sandbox.wrap(command, cwd=env.project_dir, readable=readable, hidden=hidden)
 
     def start_server(self, env: EnvResult, log_dir: Path) -> ServerProcess:
         port = free_port() if self.server.transport == "http" else None
         child = scrubbed_env(
             secret_names=self.secret_names, extra=self.server.env, path_prepend=env.bin_dirs, granted=self.granted()
         )
+        readable, hidden = self.room_paths(env)
         return ServerProcess(
-            self.sandboxed(resolve_command(self.server.start, env, port), env, network=port is not None),
+            resolve_command(self.server.start, env, port),
             cwd=env.project_dir,
             env=child,
             log_dir=log_dir,
             transport=self.server.transport,
             http_path=self.server.http_path,
             port=port,
+            launcher=self.sandbox.room(readable=readable, hidden=hidden),
         )
 
     def snapshot_target(self, server: ServerProcess, env: EnvResult) -> SnapshotTarget:
         if server.url:
             return SnapshotTarget(url=server.url)
         return SnapshotTarget(
-            command=self.sandboxed(resolve_command(self.server.start, env, None), env, network=False),
+            command=self.sandboxed(resolve_command(self.server.start, env, None), env),
             env=server.child_env.env,
             cwd=env.project_dir,
             private_env=server.child_env.granted,
@@ -286,6 +300,7 @@ class _Run:
         self.check_cancel()
         candidate_snapshot = self.run_dir / "snapshot"
         with self.start_server(env, self.run_dir) as server:
+            progress.stage(f"starting the server under {self.sdk_package} {self.sdk_version}")
             started = server.start(self.server.timeouts.start, self.cancel)
             self.report["start"] = started.as_dict()
             if not started.ok:
@@ -314,6 +329,7 @@ class _Run:
             return
         settings = self.config.conformance
         began = time.monotonic()
+        progress.stage(f"getting the conformance suite ({settings.package})")
         try:
             tool = conformance.ensure_conformance(
                 settings.package,
@@ -322,6 +338,7 @@ class _Run:
                 timeout=self.server.timeouts.install,
                 secret_names=self.secret_names,
                 cancel=self.cancel,
+                boundary=self.sandbox,
             )
         except (ConformanceError, ToolMissing) as exc:
             self.check_cancel()
@@ -340,6 +357,7 @@ class _Run:
         for revision in revisions:
             self.check_cancel()
             baseline_path = conformance.expected_failures_path(configured, revision)
+            progress.stage(f"conformance suite, requirement set {revision}")
             result = conformance.run_requirement_set(
                 tool,
                 url=server.url,
@@ -370,6 +388,7 @@ class _Run:
         if server.proc is not None and server.proc.poll() is not None:
             self.report["contract"] = {"error": "the server is no longer running; no snapshot taken"}
             return False
+        progress.stage("contract snapshot")
         try:
             summary = self.take_snapshot(server, env, out_dir)
         except Exception as exc:  # no era could be read: the server under the new SDK
@@ -393,6 +412,7 @@ class _Run:
             self.mark(ERROR, f"baseline snapshot unavailable: {exc}")
             return
         self.check_cancel()
+        progress.stage(f"contract diff against the baseline ({label})")
         try:
             diff = diff_snapshots(baseline, candidate, baseline_label=label, candidate_label=self.sdk_version)
         except Exception as exc:
@@ -452,6 +472,7 @@ class _Run:
                 raise SuiteError(f"{self.sdk_package} {version} would not install: {env.error}\n{env.evidence}")
             logs = self.run_dir / "baseline"
             with self.start_server(env, logs) as server:
+                progress.stage(f"baseline snapshot under {version}")
                 started: StartResult = server.start(self.server.timeouts.start, self.cancel)
                 self.check_cancel()
                 if not started.ok:

@@ -1,38 +1,68 @@
-"""The suite sandbox: bubblewrap around the server under test, where the machine allows it.
+"""The run boundary: one bubblewrap room around every step that runs untrusted code.
 
-What a sandboxed server sees: the system read-only (/usr and its /bin, /lib links; /etc without its
-secret files), read-only its run's environment (the copy of its tree and the installed SDK) and the
-interpreter or Node it runs on; a private /tmp, which is also its HOME; /proc of its own PID namespace;
-a minimal /dev. It does not see the state folder, the secret files, the home folders or any process
-of the watcher's. Network: a stdio server gets an empty network namespace (loopback only); an HTTP
-server keeps the watcher's, because the conformance suite and the snapshot reach it at 127.0.0.1.
+The SDK install (uv / pip / npm), a declared `prepare`, the server under test and the servers `eval`
+starts each run in a room that sees:
 
-`suites.sandbox`: `auto` (bubblewrap when `bwrap` works here, else none, with a warning), `bubblewrap`
-(a run without it is an error) or `off`.
+- the system read-only (/usr and its /bin, /lib links; /etc without its secret files);
+- read-only: the interpreter or Node it runs on and the machine's local package indexes (pip's
+  `file://` indexes and find-links folders);
+- writable: only the folder of the environment being built (install step); at run time nothing of
+  the host — its environment is bound read-only (sealed);
+- a private /tmp, which is also its HOME; /proc of its own PID namespace; a minimal /dev.
+
+It never sees the state folder, the config, token files, other servers' checkouts or environments,
+the watcher's venv or the home folders. It has its own PID namespace and `--die-with-parent`, so every
+process it started dies with it; no capabilities; and when the watcher is root, it runs as uid/gid
+65534 (`setpriv` as the room's first command), so root-only files stay closed.
+
+Network: the install step gets a network namespace whose only way out is slirp4netns with
+`--disable-host-loopback` (outbound to the registries; the host's 127.0.0.1 services are unreachable);
+the run step gets no network but its own loopback. The watcher's clients (readiness, conformance suite,
+snapshot) reach an HTTP server through `relay.py`, a small forwarder that joins the room's network
+namespace — the server itself has no route out.
+
+`suites.sandbox`: `auto` (bubblewrap when `bwrap` and `slirp4netns` work here, else none, with a
+warning), `bubblewrap` (a run without it is an error) or `off`.
 """
 
 from __future__ import annotations
 
+import configparser
+import contextlib
 import functools
+import json
 import logging
 import os
+import select
 import shutil
 import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import IO, Any, Literal
+from urllib.parse import unquote, urlparse
+
+from watcher.suites import reaper
 
 log = logging.getLogger(__name__)
 
 Setting = Literal["auto", "bubblewrap", "off"]
+Network = Literal["none", "registry"]
 
 # The system, read-only. A top-level link (/bin -> usr/bin on merged-/usr systems) is recreated as a link.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 # Inside /etc: files no server needs and a root process could read.
 ETC_SECRETS = ("/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers", "/etc/sudoers.d")
-ETC_SECRET_DIRS = ("/etc/ssh", "/etc/ssl/private")
+ETC_SECRET_DIRS = ("/etc/ssh", "/etc/ssl/private", "/etc/mcp-watcher", "/etc/credstore", "/etc/credstore.encrypted")
 PROBE_SECONDS = 15.0
+SANDBOX_UID = 65534
+"""The uid and gid a room runs as when the watcher is root ("nobody" on Debian)."""
+SLIRP_DNS = "10.0.2.3"
+"""slirp4netns's built-in resolver: the room's resolv.conf names it (the host's may be on 127.0.0.1)."""
+START_SECONDS = 15.0
 
 
 @dataclass(frozen=True)
@@ -43,9 +73,11 @@ class Sandbox:
     reason: str
     bwrap: str | None = None
     isolated_network: bool = False
-    """True when bwrap can also give a stdio server a network namespace of its own."""
+    """True when bwrap can give a room a network namespace of its own (always so when active)."""
     refused: bool = False
     """`suites.sandbox: bubblewrap` was asked for but cannot run: runs are errors, not unsandboxed."""
+    slirp: str | None = None
+    """slirp4netns: the install step's only way out (to the registries, not the host's loopback)."""
 
     @property
     def active(self) -> bool:
@@ -56,17 +88,21 @@ class Sandbox:
             "mode": self.mode,
             "reason": self.reason,
             "network": self.network_note() if self.active else "shared with the watcher",
+            "user": self.user_note() if self.active else "the watcher's",
             "refused": self.refused,
         }
 
     def network_note(self) -> str:
-        if not self.isolated_network:
-            return "shared with the watcher (bwrap cannot make a network namespace here)"
-        return "stdio servers: loopback only (own namespace); HTTP servers: shared, the suite reaches them on 127.0.0.1"
+        return "install: registries only (slirp4netns, no host loopback); run: own loopback only"
+
+    def user_note(self) -> str:
+        if os.geteuid() == 0:
+            return f"uid/gid {SANDBOX_UID} (the watcher is root), no capabilities"
+        return "the watcher's uid in its own user namespace, no capabilities"
 
     def describe(self) -> str:
         if self.active:
-            return f"bubblewrap ({self.reason}); network: {self.network_note()}"
+            return f"bubblewrap ({self.reason}); network: {self.network_note()}; user: {self.user_note()}"
         return f"{'REFUSED' if self.refused else 'off'}: {self.reason}"
 
     def wrap(
@@ -75,29 +111,284 @@ class Sandbox:
         *,
         cwd: str | os.PathLike[str],
         readable: Iterable[str | os.PathLike[str]],
+        writable: Iterable[str | os.PathLike[str]] = (),
         hidden: Iterable[str | os.PathLike[str]] = (),
-        network: bool = True,
+        resolv_conf: str | None = None,
+        extra: Sequence[str] = (),
+        protected: Iterable[str | os.PathLike[str]] = (),
     ) -> list[str]:
-        """`command` run inside the sandbox; `readable` folders are bound read-only, `hidden` paths inside
-        them are masked. `network=False` (stdio) leaves the server only a loopback interface."""
+        """`command` inside a room with no network but its own loopback (unchanged when there is none).
+        `readable` folders are bound read-only, `writable` ones read-write, `hidden` paths inside them masked;
+        `protected` files inside a writable folder (the watcher's own log there) stay read-only and in place."""
         if not self.active:
             return list(command)
         assert self.bwrap is not None
-        args = [self.bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc", "--unshare-uts"]
-        if not network and self.isolated_network:
-            args.append("--unshare-net")
-        if os.geteuid() == 0:
-            args += ["--cap-drop", "ALL"]  # root inside keeps no capability (no mounts, no ptrace)
+        root = os.geteuid() == 0
+        args = [self.bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-ipc"]
+        args += ["--unshare-uts", "--unshare-net", "--unshare-cgroup-try"]
+        if not root:
+            # Unprivileged bwrap makes a user namespace anyway; inside it, drop what it grants.
+            args += ["--unshare-user", "--cap-drop", "ALL"]
         args += _system_binds()
+        if resolv_conf is not None:
+            args += ["--ro-bind", resolv_conf, "/etc/resolv.conf"]
         args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        bound = _outermost(Path(p).resolve() for p in readable)
-        for path in bound:
+        rw = _outermost(Path(p).resolve() for p in writable)
+        ro = [p for p in _outermost(Path(p).resolve() for p in readable) if not any(p.is_relative_to(w) for w in rw)]
+        for path in ro:
             args += ["--ro-bind", str(path), str(path)]
+        for path in rw:
+            args += ["--bind", str(path), str(path)]
+        bound = [*ro, *rw]
+        for path in (Path(p) for p in protected):
+            if path.is_file() and not path.is_symlink():
+                args += ["--ro-bind", str(path), str(path)]
         for path in (Path(p) for p in hidden):
             if any(_inside(path, b) for b in bound) and path.exists():
                 args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+        # bwrap copies the host's modes for the folders it makes on the way to a bind (/root is 0700):
+        # open them inside the room so the unprivileged user can reach what is bound.
+        for parent in _made_parents(bound):
+            args += ["--chmod", "0755", str(parent)]
         args += ["--setenv", "HOME", "/tmp", "--setenv", "TMPDIR", "/tmp", "--chdir", str(Path(cwd).resolve())]
-        return [*args, "--", *command]
+        args += list(extra)
+        inner = list(command)
+        if root:
+            inner = [*drop_privileges(), *inner]
+        return [*args, "--", *inner]
+
+    def room(
+        self,
+        *,
+        readable: Iterable[str | os.PathLike[str]],
+        writable: Iterable[str | os.PathLike[str]] = (),
+        hidden: Iterable[str | os.PathLike[str]] = (),
+        network: Network = "none",
+        protected: Iterable[str | os.PathLike[str]] = (),
+    ) -> Launcher:
+        """How a step's command is started: inside a room when the sandbox is active, else as it is."""
+        if not self.active:
+            return Launcher()
+        return Room(self, tuple(readable), tuple(writable), tuple(hidden), network, tuple(protected))
+
+    def hand_over(self, folder: Path) -> None:
+        """Let the room's user write `folder` (the environment being built): chown to it when we are root."""
+        if self.active and os.geteuid() == 0:
+            _chown_tree(folder, SANDBOX_UID, SANDBOX_UID)
+
+
+def drop_privileges() -> list[str]:
+    """The room's first command when the watcher is root: uid/gid 65534, no groups, no capabilities."""
+    setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
+    return [
+        setpriv,
+        f"--reuid={SANDBOX_UID}",
+        f"--regid={SANDBOX_UID}",
+        "--clear-groups",
+        "--inh-caps=-all",
+        "--bounding-set=-all",
+        "--no-new-privs",
+        "--",
+    ]
+
+
+def _chown_tree(folder: Path, uid: int, gid: int) -> None:
+    for dirpath, dirnames, filenames in os.walk(folder):
+        os.chown(dirpath, uid, gid, follow_symlinks=False)
+        for name in [*dirnames, *filenames]:
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+
+
+class Launcher:
+    """Starts a step's command as it is (no sandbox); `Room` starts it inside bubblewrap."""
+
+    netns_pid: int | None = None
+
+    def start(self, command: Sequence[str], **popen: Any) -> subprocess.Popen[bytes]:
+        return subprocess.Popen(list(command), **popen)
+
+    def expose(self, port: int) -> int:
+        """The host port at which the watcher reaches the step's `port` (the same one without a room)."""
+        return port
+
+    def setup_failed(self, last_line: str) -> bool:
+        """True when a failed command's last output line says the room itself could not be made."""
+        return False
+
+    def close(self) -> None:
+        return None
+
+
+@dataclass
+class Room(Launcher):
+    """One bubblewrap room for one step: its own namespaces, and for the install step a slirp4netns link."""
+
+    sandbox: Sandbox
+    readable: tuple[str | os.PathLike[str], ...]
+    writable: tuple[str | os.PathLike[str], ...]
+    hidden: tuple[str | os.PathLike[str], ...]
+    network: Network
+    protected: tuple[str | os.PathLike[str], ...] = ()
+    helpers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    _resolv: str | None = None
+
+    def start(self, command: Sequence[str], **popen: Any) -> subprocess.Popen[bytes]:
+        cwd = popen.get("cwd") or os.getcwd()
+        info_r, info_w = os.pipe()
+        block_r, block_w = os.pipe()
+        if self.network == "registry":
+            self._resolv = _resolv_file()
+        extra = ["--info-fd", str(info_w), "--block-fd", str(block_r)]
+        argv = self.sandbox.wrap(
+            command,
+            cwd=cwd,
+            readable=self.readable,
+            writable=self.writable,
+            hidden=self.hidden,
+            resolv_conf=self._resolv,
+            extra=extra,
+            protected=self.protected,
+        )
+        passed = tuple(popen.pop("pass_fds", ())) + (info_w, block_r)
+        try:
+            proc = subprocess.Popen(argv, pass_fds=passed, **popen)
+        finally:
+            os.close(info_w)
+            os.close(block_r)
+        try:
+            info = _read_info(info_r)
+            self.netns_pid = int(info["child-pid"]) if info else None
+            if self.network == "registry" and self.netns_pid is not None:
+                self._link(self.netns_pid)
+        finally:
+            os.close(info_r)
+            # Releases the command (it waits on --block-fd until the room's network is ready).
+            with contextlib.suppress(OSError):
+                os.write(block_w, b"1")
+            os.close(block_w)
+        return proc
+
+    def _link(self, pid: int) -> None:
+        """Give the room's network namespace a way out through slirp4netns, without the host's loopback."""
+        assert self.sandbox.slirp is not None
+        _wait_loopback(pid)
+        ready_r, ready_w = os.pipe()
+        command = [self.sandbox.slirp, "--configure", "--mtu=65520", "--disable-host-loopback"]
+        command += ["--ready-fd", str(ready_w)]
+        if os.geteuid() != 0:
+            command += ["--userns-path", f"/proc/{pid}/ns/user"]
+        command += [str(pid), "tap0"]
+        try:
+            helper = subprocess.Popen(
+                command,
+                pass_fds=(ready_w,),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+        finally:
+            os.close(ready_w)
+        self.helpers.append(helper)
+        ready, _, _ = select.select([ready_r], [], [], START_SECONDS)
+        if ready:
+            os.read(ready_r, 1)
+        else:
+            log.warning("slirp4netns was not ready within %.0f s; the install may have no network", START_SECONDS)
+        os.close(ready_r)
+
+    def setup_failed(self, last_line: str) -> bool:
+        # e.g. "bwrap: loopback: Failed RTM_NEWADDR: No child processes", seen now and then under load.
+        return last_line.startswith("bwrap: ")
+
+    def expose(self, port: int) -> int:
+        """Start the relay into the room's network namespace; returns its port on the host's loopback."""
+        if self.netns_pid is None:
+            return port
+        helper = subprocess.Popen(
+            [sys.executable, "-m", "watcher.suites.relay", str(self.netns_pid), str(port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": os.environ.get("PATH", os.defpath), "PYTHONPATH": os.pathsep.join(sys.path)},
+            start_new_session=True,
+        )
+        self.helpers.append(helper)
+        assert helper.stdout is not None
+        ready, _, _ = select.select([helper.stdout], [], [], START_SECONDS)
+        line = helper.stdout.readline().decode().strip() if ready else ""
+        if not line.isdigit():
+            log.warning("the relay into the server's network namespace did not start")
+            return port
+        return int(line)
+
+    def close(self) -> None:
+        for helper in self.helpers:
+            with contextlib.suppress(ProcessLookupError):
+                helper.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                helper.wait(timeout=5)
+            for stream in (helper.stdin, helper.stdout):
+                _close(stream)
+        self.helpers.clear()
+        reaper.reap_rooms()  # the room's first process, handed to us when bwrap exits
+        if self._resolv:
+            with contextlib.suppress(OSError):
+                os.unlink(self._resolv)
+            self._resolv = None
+
+
+def _close(stream: IO[bytes] | None) -> None:
+    if stream is not None:
+        with contextlib.suppress(OSError):
+            stream.close()
+
+
+def _wait_loopback(pid: int, seconds: float = 3.0) -> None:
+    """Wait until bwrap has brought the room's loopback up: slirp4netns configuring the namespace at the
+    same moment makes bwrap's own set-up fail ("loopback: Failed RTM_NEWADDR"). The kernel adds ::1 to
+    `lo` when it goes up, so its line in the namespace's if_inet6 is the sign (without IPv6: a short wait)."""
+    table = Path(f"/proc/{pid}/net/if_inet6")
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if any(line.split()[-1:] == ["lo"] for line in table.read_text().splitlines()):
+                return
+        except FileNotFoundError:
+            if not Path(f"/proc/{pid}").exists():
+                return  # the room is gone already
+            time.sleep(0.2)  # no IPv6 here: give bwrap a moment
+            return
+        except OSError:
+            return
+        time.sleep(0.005)
+
+
+def _read_info(fd: int) -> dict[str, Any] | None:
+    """bwrap's --info-fd JSON (the room's first process, as the host sees it); None when bwrap failed."""
+    data = b""
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([fd], [], [], max(0.0, deadline - time.monotonic()))
+        if not ready:
+            break
+        chunk = os.read(fd, 4096)
+        if not chunk:
+            break
+        data += chunk
+        with contextlib.suppress(ValueError):
+            parsed = json.loads(data)
+            return parsed if isinstance(parsed, dict) else None
+    return None
+
+
+def _resolv_file() -> str:
+    handle, path = tempfile.mkstemp(prefix="mcp-watcher-resolv-")
+    with os.fdopen(handle, "w") as out:
+        out.write(f"nameserver {SLIRP_DNS}\n")
+    os.chmod(path, 0o644)
+    return path
 
 
 def _system_binds() -> list[str]:
@@ -119,6 +410,20 @@ def _system_binds() -> list[str]:
     return args
 
 
+def _made_parents(bound: Sequence[Path]) -> list[Path]:
+    """The folders bwrap makes on the way to the binds (not the system's, not inside another bind)."""
+    system = [Path(s) for s in SYSTEM_DIRS]
+    parents: set[Path] = set()
+    for path in bound:
+        for parent in path.parents:
+            if parent == Path("/") or parent == Path("/tmp"):
+                continue
+            if any(parent.is_relative_to(s) for s in system) or any(parent.is_relative_to(b) for b in bound):
+                continue
+            parents.add(parent)
+    return sorted(parents, key=lambda p: len(p.parts))
+
+
 def _inside(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder)
 
@@ -131,6 +436,36 @@ def _outermost(paths: Iterable[Path]) -> list[Path]:
         if path.exists() and not inside_system and not any(path.is_relative_to(c) for c in chosen):
             chosen.append(path)
     return chosen
+
+
+def local_package_sources() -> list[Path]:
+    """The machine's local package indexes, which an install must be able to read: pip's `file://`
+    index URLs, its find-links folders and constraint files (from PIP_* variables and pip.conf files)."""
+    values: list[str] = []
+    for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CONSTRAINT", "UV_FIND_LINKS"):
+        values += os.environ.get(name, "").split()
+    files = [os.environ.get("PIP_CONFIG_FILE", ""), "/etc/pip.conf", "/etc/xdg/pip/pip.conf"]
+    for conf in files:
+        if not conf or not Path(conf).is_file():
+            continue
+        parser = configparser.ConfigParser(interpolation=None)
+        with contextlib.suppress(configparser.Error, OSError, UnicodeDecodeError):
+            parser.read(conf, encoding="utf-8")
+            for section in parser.sections():
+                for key in ("index-url", "extra-index-url", "find-links", "constraint"):
+                    values += parser.get(section, key, fallback="").split()
+    out: list[Path] = []
+    for value in values:
+        parsed = urlparse(value)
+        if parsed.scheme == "file":
+            path = Path(unquote(parsed.path))
+        elif not parsed.scheme and value.startswith("/"):
+            path = Path(value)
+        else:
+            continue
+        if path.exists() and path not in out:
+            out.append(path)
+    return out
 
 
 def _run_probe(command: list[str]) -> str | None:
@@ -147,16 +482,18 @@ def _run_probe(command: list[str]) -> str | None:
 
 @functools.cache
 def probe(bwrap: str) -> tuple[str | None, bool]:
-    """(why bwrap cannot run, or None; whether it can also unshare the network)."""
-    base = [bwrap, "--die-with-parent", "--unshare-pid", *_system_binds(), "--proc", "/proc", "--dev", "/dev"]
-    problem = _run_probe([*base, "--", "true"])
-    if problem is not None:
-        return problem, False
-    return None, _run_probe([*base, "--unshare-net", "--", "true"]) is None
+    """(why bwrap cannot make a room here, or None; whether it can unshare the network)."""
+    trial = Sandbox("bubblewrap", "probe", bwrap=bwrap)
+    problem = _run_probe(trial.wrap(["true"], cwd="/", readable=()))
+    return problem, problem is None
 
 
 def find_bwrap() -> str | None:
     return shutil.which("bwrap")
+
+
+def find_slirp() -> str | None:
+    return shutil.which("slirp4netns")
 
 
 def choose(setting: Setting) -> Sandbox:
@@ -164,10 +501,20 @@ def choose(setting: Setting) -> Sandbox:
     if setting == "off":
         return Sandbox("off", "suites.sandbox is off")
     bwrap = find_bwrap()
+    slirp = find_slirp()
     problem, network = probe(bwrap) if bwrap else ("bwrap is not installed (Debian package bubblewrap)", False)
+    if problem is None and slirp is None:
+        problem = "slirp4netns is not installed (Debian package slirp4netns): installs would have no network"
     if problem is None and bwrap:
-        return Sandbox("bubblewrap", bwrap, bwrap=bwrap, isolated_network=network)
+        return Sandbox("bubblewrap", bwrap, bwrap=bwrap, isolated_network=network, slirp=slirp)
     if setting == "bubblewrap":
-        return Sandbox("off", f"suites.sandbox is bubblewrap, but bwrap cannot run here: {problem}", refused=True)
-    log.warning("suite runs are not sandboxed: bwrap cannot run here: %s", problem)
-    return Sandbox("off", f"auto: bwrap cannot run here ({problem}); servers run without a sandbox")
+        return Sandbox("off", f"suites.sandbox is bubblewrap, but it cannot run here: {problem}", refused=True)
+    log.warning("suite runs are not sandboxed: %s", problem)
+    return Sandbox("off", f"auto: the sandbox cannot run here ({problem}); servers run without a sandbox")
+
+
+def self_check(setting: Setting) -> dict[str, object]:
+    """The boundary this process gives runs, for the start-up log, `status` and `/readyz`:
+    `ok` is False when `suites.sandbox: bubblewrap` is set and cannot be had (runs are refused)."""
+    chosen = choose(setting)
+    return {**chosen.to_json(), "setting": setting, "ok": not chosen.refused, "text": chosen.describe()}

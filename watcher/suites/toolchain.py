@@ -6,7 +6,9 @@ Registry hosts are never named here: uv and npm use their own defaults and confi
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
 import shutil
 import subprocess
 import sys
@@ -73,5 +75,19 @@ def base_prefix() -> str:
 
 
 def python() -> str:
-    """The interpreter that server environments are built on: the watcher's own."""
-    return sys.executable
+    """The interpreter that server environments are built on: the one the watcher's venv is made from
+    (not the venv itself, which a sandbox room never sees)."""
+    base = getattr(sys, "_base_executable", None) or sys.executable
+    return os.path.realpath(base)
+
+
+def runtime_paths() -> list[Path]:
+    """What a room must be able to read for builds and servers to run: the interpreter's prefix, the uv
+    binary and Node's folder (each read-only; never the rest of the watcher's venv)."""
+    paths = [Path(base_prefix())]
+    found = uv()
+    if found:
+        paths.append(Path(found))
+    with contextlib.suppress(ToolMissing):
+        paths.append(node_root())
+    return paths

@@ -10,8 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from mcp.shared.inbound import find_invalid_x_mcp_header
-
 from watcher.contract.rules.base import Change, Compared, Rule, join_path, make_change
 from watcher.contract.rules.text import DESCRIPTION_CHANGED
 from watcher.contract.schema_diff import Fact, diff_schemas
@@ -249,8 +247,8 @@ def _classify(fact: Fact) -> Rule | None:
 
 def _invalid_header(compared: Compared, before: Any, after: Any) -> Iterator[Change]:
     """A tool whose annotations became invalid (or a new tool born invalid) vanishes from HTTP clients."""
-    reason = find_invalid_x_mcp_header(after)
-    if reason is not None and (before is None or find_invalid_x_mcp_header(before) is None):
+    reason = _x_mcp_header_problem(after)
+    if reason is not None and (before is None or _x_mcp_header_problem(before) is None):
         yield make_change(
             X_MCP_HEADER_INVALID,
             compared.list_name,
@@ -260,3 +258,31 @@ def _invalid_header(compared: Compared, before: Any, after: Any) -> Iterator[Cha
             reason,
             "Streamable HTTP clients drop this tool from their list without an error",
         )
+
+
+X_MCP_HEADER_KEY = "x-mcp-header"
+
+
+def _x_mcp_header_problem(schema: Any) -> str | None:
+    """The SDK's own verdict on a schema's `x-mcp-header` annotations (None: valid or none).
+
+    The SDK (and with it all of `mcp`) is imported only for a schema that has the key somewhere: the SDK's
+    check looks only at objects that hold it, so without one its answer is None, and a `diff` starts fast."""
+    if not _has_key(schema, X_MCP_HEADER_KEY):
+        return None
+    from mcp.shared.inbound import find_invalid_x_mcp_header
+
+    return find_invalid_x_mcp_header(schema)
+
+
+def _has_key(node: Any, key: str) -> bool:
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if key in item:
+                return True
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False

@@ -36,6 +36,8 @@ class SpecView:
     revisions: list[SpecRevision]
     calendar: ReleaseCalendar
     problems: list[str] = field(default_factory=list)
+    registry_unknown: bool = False
+    """No copy of the registry at all (never read, or unreadable with nothing saved): nothing is known."""
 
 
 EMPTY_BECAUSE_UNKNOWN = "the list below is empty because nothing is known, not because nothing is deprecated."
@@ -92,7 +94,8 @@ def _view(
             )
     problems.extend(fetch.sep_errors.values())
     rows = compute(config, fetch, today)
-    return SpecView(rows, list(fetch.revisions), ReleaseCalendar.from_settings(config.spec.calendar), problems)
+    calendar = ReleaseCalendar.from_settings(config.spec.calendar)
+    return SpecView(rows, list(fetch.revisions), calendar, problems, registry_unknown=fetch.registry is None)
 
 
 def ordered_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ For an interactive app: conversations.members (``members``, per channel name), u
 (``usergroups``), chat.postEphemeral and views.open (recorded in ``ephemerals`` and ``views``), response
 URLs (``response_url()``; what the app sends there lands in ``responses``), and apps.connections.open
 (with ``app_token``), answering a ``ws://127.0.0.1`` URL of a real WebSocket server
-(``tests.fakes.slack_socket``) that carries Socket Mode envelopes: ``slack.socket.send(...)``.
+(``bench.fakes.slack_socket``) that carries Socket Mode envelopes: ``slack.socket.send(...)``.
 Unknown channels answer ``channel_not_found``; a wrong token answers ``invalid_auth``.
 """
 
@@ -33,8 +33,8 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from tests.fakes.loopback import LoopbackServer
-from tests.fakes.slack_socket import SocketModeServer
+from bench.fakes.loopback import LoopbackServer
+from bench.fakes.slack_socket import SocketModeServer
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 Usage (a context manager; as a pytest fixture, ``yield`` from inside the ``with``)::
 
-    from tests.fakes.registry_server import FIXTURES, serve_registry
+    from bench.fakes.registry_server import FIXTURES, serve_registry
 
     with serve_registry() as registry:            # root defaults to FIXTURES
         registry.base                              # "http://127.0.0.1:PORT"
@@ -46,7 +46,33 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "registries"
+FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "registries"
+
+# One source per recorded package: (registry, package, the folder standing for the registry's root).
+FIXTURE_SOURCES = [
+    ("pypi", "mcp", "pypi/simple"),
+    ("pypi", "mcp", "pypi/crafted"),
+    ("npm", "@modelcontextprotocol/sdk", "npm"),
+    ("npm", "@modelcontextprotocol/server", "npm"),
+    ("npm", "@modelcontextprotocol/client", "npm"),
+    ("nuget", "ModelContextProtocol", "nuget/v3"),
+    ("nuget", "ModelContextProtocol.AspNetCore", "nuget/v3"),
+    ("nuget", "ModelContextProtocol.Core", "nuget/v3"),
+    ("goproxy", "github.com/modelcontextprotocol/go-sdk", "goproxy"),
+    ("goproxy", "github.com/modelcontextprotocol/registry", "goproxy"),
+    ("crates", "rmcp", "crates"),
+    ("crates", "rmcp-macros", "crates"),
+    ("maven", "io.modelcontextprotocol.sdk:mcp", "maven"),
+    ("maven", "io.modelcontextprotocol.sdk:mcp-spring-webflux", "maven"),
+    ("maven", "io.modelcontextprotocol:kotlin-sdk", "maven"),
+    ("rubygems", "mcp", "rubygems"),
+    ("packagist", "mcp/sdk", "packagist"),
+    ("packagist", "php-mcp/server", "packagist"),
+    ("github", "modelcontextprotocol/swift-sdk", "github"),
+    ("github", "modelcontextprotocol/modelcontextprotocol", "github"),
+    ("github", "modelcontextprotocol/go-sdk", "github"),
+]
+
 PLACEHOLDER = b"{{BASE}}"
 HANG_LIMIT_SECONDS = 60.0
 """A hung request is answered with nothing and closed after this long even if nobody stops the server."""

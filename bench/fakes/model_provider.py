@@ -19,7 +19,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fakes.loopback import LoopbackServer
+from bench.fakes.loopback import LoopbackServer
 
 MIN_SHARED = 2
 STOPWORDS = {"a", "an", "the", "is", "are", "of", "to", "and", "with", "by", "my", "for", "in", "on", "it", "i"}

@@ -1,0 +1,249 @@
+"""The product as a user installs it: wheel and sdist built, the wheel installed into a fresh virtualenv
+outside the checkout, and every first command run from a third folder with relative paths.
+
+Builds with `uv build` (the project's own uv dependency) without build isolation (the test environment's
+setuptools); the wheel's dependencies come from uv's cache when it has them, else from the machine's
+configured index. The registries, the spec and Slack are the loopback fakes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+import zipfile
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from uv import find_uv_bin
+
+from tests.helpers import SERVICE_CLOCK_START, free_port
+from tests.spec.helpers import spec_config
+from watcher.clock import START_VARIABLE
+
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("installed"), pytest.mark.timeout(600)]
+
+ROOT = Path(__file__).resolve().parent.parent
+UV = find_uv_bin()
+
+
+def _package_data() -> set[str]:
+    """Every file the package folders hold besides modules and their notes: what the wheel must carry."""
+    out = subprocess.run(["git", "ls-files", "watcher"], cwd=ROOT, capture_output=True, text=True, check=True)
+    return {f for f in out.stdout.split() if not f.endswith((".py", ".md"))}
+
+
+def _copy_source(dest: Path) -> Path:
+    dest.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, dest / name)
+    shutil.copytree(ROOT / "watcher", dest / "watcher", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dest
+
+
+def _clean_env(**extra: str) -> dict[str, str]:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("PYTHONPATH", "VIRTUAL_ENV", "MCP_WATCHER_CONFIG") and not k.startswith(("SLACK_", "PYTEST"))
+    }
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    top = tmp_path_factory.mktemp("installed")
+    src = _copy_source(top / "src")
+    dist = top / "dist"
+    subprocess.run(
+        [UV, "build", "--no-build-isolation", "--python", sys.executable, "--out-dir", str(dist), str(src)],
+        cwd=top,
+        check=True,
+        capture_output=True,
+        env=_clean_env(),
+    )
+    [wheel] = dist.glob("*.whl")
+    [sdist] = dist.glob("*.tar.gz")
+    venv = top / "venv"
+    subprocess.run([UV, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, env=_clean_env())
+    install = [UV, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), str(wheel)]
+    offline = subprocess.run([*install, "--offline"], capture_output=True, text=True, env=_clean_env())
+    if offline.returncode != 0:  # not all in uv's cache: the configured index
+        subprocess.run(install, check=True, capture_output=True, env=_clean_env())
+    return {"top": top, "wheel": wheel, "sdist": sdist, "venv": venv}
+
+
+def test_wheel_and_sdist_carry_the_package_data(installed: dict[str, Path]):
+    data = _package_data()
+    assert {"watcher/web/static/style.css", "watcher/web/templates/index.html"} <= data
+    wheel_files = set(zipfile.ZipFile(installed["wheel"]).namelist())
+    assert data <= wheel_files, f"missing from the wheel: {sorted(data - wheel_files)}"
+    with tarfile.open(installed["sdist"]) as tar:
+        sdist_files = {name.split("/", 1)[1] for name in tar.getnames() if "/" in name}
+    assert data <= sdist_files, f"missing from the sdist: {sorted(data - sdist_files)}"
+
+
+def test_the_installed_product_runs_from_a_third_folder(installed: dict[str, Path], world: dict):
+    venv, top = installed["venv"], installed["top"]
+    exe = str(venv / "bin" / "mcp-watcher")
+    work = top / "work"
+    (work / "conf" / "db").mkdir(parents=True)
+    shutil.copytree(ROOT / "examples" / "library", work / "library", ignore=shutil.ignore_patterns("__pycache__"))
+    spec = spec_config(world["gh"], teams=[{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python"]}])
+    config = {
+        **spec,
+        "state": "db/watcher.db",  # in the file: relative to conf/
+        "sdks": [{"name": "python", "registry": "pypi", "package": "mcp", "url": world["registry"].url("pypi/simple")}],
+        "slack": {"api_url": world["slack"].api_url, "retries": 1},
+        "http_client": {"timeout_seconds": 2, "retries": 0, "backoff_seconds": 0},
+        "servers": [
+            {
+                "name": "library",
+                "team": "books",
+                "sdk": "python",
+                "language": "python",
+                "path": "../library",
+                "transport": "http",
+                "start": ["python", "-m", "library_server", "--port", "{port}"],
+                "baseline_sdk_version": "2.3.0",
+                "baseline_snapshot": "../library/baseline-snapshot",
+                "requirements": [],
+                "timeouts": {"install": 300, "start": 60, "suite": 300, "snapshot": 60},
+            }
+        ],
+        "suites": {"runs_dir": "db/runs", "envs_dir": "db/envs", "sandbox": "off"},
+    }
+    (work / "conf" / "watcher.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    env = _clean_env(**{START_VARIABLE: SERVICE_CLOCK_START})
+
+    def cli(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [exe, "--config", "conf/watcher.yaml", *args],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import watcher; print(watcher.__file__)"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert where.stdout.startswith(str(venv)), "the installed copy, not the checkout"
+
+    check = cli("check", "--server", "library", "--sdk-version", "2.3.0")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.startswith("PASS: library passes on mcp 2.3.0")
+    assert "check: [" in check.stderr and "installing library with mcp 2.3.0" in check.stderr  # plain progress
+    run_id = check.stdout.split("Recorded as run #", 1)[1].split()[0]
+    assert (work / "conf" / "db" / "runs" / "library").is_dir()
+
+    snapshot = subprocess.run(
+        [
+            exe,
+            "snapshot",
+            "--out",
+            "snaps/a",
+            "--cwd",
+            "library",
+            "--",
+            str(venv / "bin" / "python"),
+            "-m",
+            "library_server",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert snapshot.returncode == 0, snapshot.stderr
+    assert (work / "snaps" / "a" / "modern").is_dir()
+    diff = cli("diff", "library/baseline-snapshot", "snaps/a", "--format", "markdown")
+    assert diff.returncode in (0, 1), diff.stderr
+    assert "## Contract diff: `library/baseline-snapshot` → `snaps/a`" in diff.stdout
+
+    port = free_port()
+    service = subprocess.Popen(
+        [exe, "--config", "conf/watcher.yaml", "run", "--port", str(port)],
+        cwd=work,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(f"{base}/healthz", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert service.poll() is None, "the installed service died at start"
+            assert time.monotonic() < deadline, "no /healthz within 60 s"
+            time.sleep(0.2)
+        for path, marker in (
+            ("/", "library"),
+            ("/deprecations", "<html"),
+            (f"/runs/{run_id}", "library"),
+            ("/static/style.css", "{"),
+        ):
+            page = httpx.get(base + path, timeout=30)
+            assert page.status_code == 200, (path, page.text[:300])
+            assert marker in page.text, path
+    finally:
+        os.killpg(service.pid, signal.SIGTERM)
+        try:
+            service.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(service.pid, signal.SIGKILL)
+            service.wait()
+        log = service.stdout.read().decode() if service.stdout else ""
+    assert "Traceback" not in log, log[-3000:]
+
+    status = cli("status", "--json")
+    assert status.returncode == 0, status.stderr
+    assert '"state": "' + str(work / "conf" / "db" / "watcher.db") + '"' in status.stdout
+    assert '"verdict": "pass"' in status.stdout
+
+
+def test_the_start_up_check_passes_installed_and_catches_missing_package_data(installed: dict[str, Path]):
+    """What the Dockerfile's smoke step runs (`--config /dev/null`: the defaults, nothing else needed)."""
+    exe = str(installed["venv"] / "bin" / "mcp-watcher")
+    third = installed["top"] / "third"
+    third.mkdir(exist_ok=True)
+
+    def check() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [exe, "--config", "/dev/null", "run", "--check"],
+            cwd=third,
+            env=_clean_env(),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    dockerfile = (ROOT / "deploy" / "Dockerfile").read_text(encoding="utf-8")
+    assert "mcp-watcher --config /dev/null run --check" in dockerfile and "--help" not in dockerfile
+    ready = check()
+    assert ready.returncode == 0, ready.stdout + ready.stderr
+    assert ready.stdout.rstrip().endswith("start-up check: ready to start")
+    site = next((installed["venv"] / "lib").glob("python3*/site-packages"))
+    (site / "watcher" / "web" / "static" / "style.css").unlink()  # the issue's wheel: no package data
+    broken = check()
+    assert broken.returncode == 1
+    assert "FAIL: the installed package lacks" in broken.stdout and "style.css" in broken.stdout

@@ -1,0 +1,67 @@
+"""`mcp-watcher run --check`: what the service needs at start, checked without starting it.
+
+The configuration (already read), the Slack credentials and the pages' access, the state's folder and
+lock, the pages' templates and stylesheet inside the installed package, and the tools suite runs use
+(Node, uv). An image build or an install script runs it instead of `--help`: a package that lacks its
+data files fails here, not in a crash loop after deploy.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from watcher.config import LoadedConfig, slack_credentials
+from watcher.errors import StateError
+from watcher.instance import single_instance
+from watcher.notify.destination import describe_destination
+from watcher.store import state_path
+
+
+def startup_check(loaded: LoadedConfig) -> list[str]:
+    """Lines saying what was checked; raises ConfigError / StateError, or returns problems prefixed 'FAIL'."""
+    lines = [f"config: {loaded.path}"]
+    destination = describe_destination(loaded.config.slack, slack_credentials(loaded.config.slack))
+    lines.append(f"notices go to: {destination.reason}")
+    endpoint = loaded.config.http
+    if endpoint.enabled:
+        from watcher.web.access import resolve_access
+
+        resolve_access(endpoint)  # refused before anything starts: pages on a network without a token
+        lines.append(f"pages: http://{endpoint.host}:{endpoint.port}/")
+    path = state_path(loaded)
+    folder = path.parent
+    if folder.exists():
+        if not os.access(folder, os.W_OK):
+            raise StateError(f"{folder}: the state's folder cannot be written; fix its owner or mode")
+        with single_instance(path):  # another service on this state is a start-up failure too
+            pass
+    lines.append(f"state: {path}")
+    lines += _package_files()
+    lines += _tools()
+    return lines
+
+
+def _package_files() -> list[str]:
+    from watcher.web import app
+
+    missing = [p for p in (app.HERE / "static" / "style.css", app.HERE / "templates" / "index.html") if not p.is_file()]
+    if missing:
+        return [f"FAIL: the installed package lacks {', '.join(map(str, missing))} (package data)"]
+    env = app.templates()
+    for name in env.list_templates():
+        env.get_template(name)  # parses every template: a broken or missing file fails here
+    return [f"pages' files: {len(env.list_templates())} templates and the stylesheet in {app.HERE}"]
+
+
+def _tools() -> list[str]:
+    from watcher.suites import toolchain
+
+    lines = []
+    try:
+        lines.append(f"node: {toolchain.node()} ({toolchain.node_version()})")
+    except Exception as exc:  # a missing tool is a finding of the check, not a crash of it
+        lines.append(f"FAIL: node: {exc}")
+    uv = toolchain.uv()
+    lines.append(f"uv: {uv}" if uv and Path(uv).exists() else "FAIL: uv: not found (the `uv` dependency)")
+    return lines
