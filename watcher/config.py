@@ -115,6 +115,8 @@ class Schedule(_Strict):
     """How often the outbox is retried when Slack was unreachable."""
     source_alert_minutes: float = Field(default=360, gt=0)
     """A source failing this long without a break is one operator notice (and one when it recovers)."""
+    repos_minutes: float = Field(default=30, gt=0)
+    """How often the team repositories' `.mcp-watcher.yaml` files are read again (`repos`)."""
 
 
 class HttpSettings(_Strict):
@@ -463,6 +465,33 @@ class LogSettings(_Strict):
     json_format: bool = Field(default=False, alias="json")
 
 
+class TeamRepo(_Strict):
+    """A repository whose `.mcp-watcher.yaml` declares its team's servers (watcher.repos)."""
+
+    git: str = Field(min_length=1)
+    """A clone URL (https://…, ssh://…, file://…) or a local repository path."""
+    team: str
+    ref: str = "HEAD"
+    """The branch, tag or commit the team file and the servers' code are read from; HEAD: the default branch."""
+    token_env: str | None = None
+    """A variable holding a token for git (private repositories); it reaches git only."""
+
+
+class GitHubDiscovery(_Strict):
+    org: str = Field(pattern=_NAME)
+    team: str
+    """The team that owns the repositories found (their notices go to its channel)."""
+    topic: str | None = None
+    """Only repositories with this topic (that also have the team file); None: every one that has it."""
+    api_url: str = "https://api.github.com"
+    token_env: str | None = "GITHUB_TOKEN"
+    """The variable holding a token that may list the organisation's repositories and read their files."""
+
+
+class Discovery(_Strict):
+    github: GitHubDiscovery | None = None
+
+
 class WatcherConfig(_Strict):
     state: str = "state/watcher.db"
     sdks: list[SdkSource] = Field(default_factory=list)
@@ -477,11 +506,25 @@ class WatcherConfig(_Strict):
     digest: DigestSettings = Field(default_factory=DigestSettings)
     http: HttpEndpoint = Field(default_factory=HttpEndpoint)
     log: LogSettings = Field(default_factory=LogSettings)
+    repos: list[TeamRepo] = Field(default_factory=list)
+    """Repositories that declare their servers in a team file (docs/configuration.md#the-team-file)."""
+    discover: Discovery = Field(default_factory=Discovery)
+    """Repositories found through GitHub's REST API, read like `repos` entries."""
 
     @model_validator(mode="after")
     def _cross_references(self) -> WatcherConfig:
         sdk_names = _unique([s.name for s in self.sdks], "sdks", "name")
         team_names = _unique([t.name for t in self.teams], "teams", "name")
+        for i, repo in enumerate(self.repos):
+            if repo.team not in team_names:
+                raise _RefError(("repos", i, "team"), f"unknown team {repo.team!r}; configured: {team_names}")
+            problem = git_protocol_refusal(repo.git, self.suites.git_protocols)
+            if problem:
+                raise _RefError(("repos", i, "git"), problem)
+        if self.discover.github and self.discover.github.team not in team_names:
+            raise _RefError(
+                ("discover", "github", "team"), f"unknown team {self.discover.github.team!r}; configured: {team_names}"
+            )
         server_names = _unique([s.name for s in self.servers], "servers", "name")
         for i, team in enumerate(self.teams):
             for j, sdk in enumerate(team.sdks):
@@ -817,6 +860,9 @@ def secret_env_names(config: WatcherConfig) -> set[str]:
         if n
     }
     names |= {s.evaluation.key_env() for s in config.servers if s.evaluation is not None}
+    names |= {r.token_env for r in config.repos if r.token_env}
+    if config.discover.github and config.discover.github.token_env:
+        names.add(config.discover.github.token_env)
     for server in config.servers:
         names |= {n for n in (server.token_env,) if n}
         if isinstance(server.executor, GitHubActionsExecutor) and server.executor.token_env:

@@ -138,6 +138,9 @@ def build_app(
     if readiness.destination is not None:
         registry.register(DestinationCollector(readiness.destination))
     registry.register(RunTimingsCollector(readiness.store))
+    from watcher.suites.executors.budget import BudgetCollector
+
+    registry.register(BudgetCollector())
 
     async def healthz(request: Request) -> Response:
         return JSONResponse({"alive": True})

@@ -59,6 +59,12 @@ class Service:
         self.in_window: bool | None = None
         self.first_cycle: set[str] | None = None
         """Jobs still to finish once before the first cycle is done (its progress shown meanwhile); None: done."""
+        self.central = self.loaded
+        """The config file as written; `loaded` adds the team repositories' servers (watcher.repos)."""
+        if self.central.config.repos or self.central.config.discover.github:
+            from watcher.repos.sync import effective_config
+
+            self.loaded = effective_config(self.central, self.store)
 
     # --- jobs ----------------------------------------------------------------------------------------
 
@@ -173,7 +179,34 @@ class Service:
 
     def run_suites(self) -> None:
         # Each threaded result goes out as its run finishes, not when the whole queue is done.
-        process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.deliver())
+        process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.after_run())
+
+    def after_run(self) -> None:
+        if (
+            self.central.config.repos or self.central.config.discover.github
+        ):  # a team repository's first runs done: its onboarding message
+            from watcher.repos.onboarding import send_due_onboarding
+            from watcher.repos.sync import repo_states
+
+            send_due_onboarding(self.loaded, self.store, repo_states(self.central.config, self.store))
+        self.deliver()
+
+    def sync_repos(self) -> None:
+        """Read the team repositories' files again; their servers (or last good ones) join the config."""
+        from watcher.repos.onboarding import send_due_onboarding, start_onboarding
+        from watcher.repos.sync import sync_repos
+
+        result = sync_repos(self.central, self.store)
+        self.loaded = LoadedConfig(config=result.config, path=self.central.path, base_dir=self.central.base_dir)
+        if start_onboarding(self.store, result.new):
+            self.start_queued_work()
+        send_due_onboarding(self.loaded, self.store, result.repos)
+        errors = [state.git for state in result.repos if state.error]
+        if errors:
+            self.partial["sync_repos"] = f"{len(errors)} team repository file(s) not usable"
+        else:
+            self.partial.pop("sync_repos", None)
+        self.deliver()
 
     def check_readiness(self) -> None:
         """The conformance suite polled on the calendar's cadence; new requirement sets run against every server."""
@@ -197,7 +230,17 @@ class Service:
     def jobs(self) -> list[tuple[str, Callable[[], None], dict[str, Any]]]:
         schedule = self.loaded.config.schedule
         now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.clock)
+        repos: list[tuple[str, Callable[[], None], dict[str, Any]]] = []
+        if self.central.config.repos or self.central.config.discover.github:
+            repos.append(
+                (
+                    "sync_repos",
+                    self.sync_repos,
+                    {"trigger": "interval", "minutes": schedule.repos_minutes, "next_run_time": now},
+                )
+            )
         return [
+            *repos,
             *self.poll_jobs(now),
             (
                 "poll_spec",
@@ -402,7 +445,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
 
         slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
         readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination, boundary)
-        pages = WebContext(loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
+        pages = WebContext(service.loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
         routes, middleware = web_parts(pages, access)
         app = build_app(readiness, [*routes, *(slack.routes() if slack else [])], middleware)
         http = HttpServer(app, endpoint.host, port if port is not None else endpoint.port)

@@ -29,6 +29,10 @@ def source_json(source: SourceFigures) -> dict[str, Any]:
 
 
 def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
+    from watcher.repos.show import discovery_json, repos_json
+    from watcher.repos.sync import effective_config
+
+    loaded = effective_config(loaded, store)  # the team repositories' servers in use, too
     config = loaded.config
     figures = status_figures(config, store)
     failed = store.outbox(statuses=("failed",))
@@ -69,6 +73,8 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
             "registry_url": figures.spec.package,
         },
         "runs": runs,
+        "repos": repos_json(config, store),
+        "discovery": discovery_json(config, store),
         "outbox": {
             "pending": figures.outbox.pending,
             "failed": figures.outbox.failed,
@@ -145,6 +151,9 @@ def render_status(status: dict[str, Any]) -> str:
     for server, last in runs["last"].items():
         verdict = f"{last['verdict']} against {last['sdk_version']} ({last['finished']})" if last else "no run yet"
         lines.append(f"  {server:22} {verdict}")
+    from watcher.repos.show import repos_lines
+
+    lines += repos_lines(status.get("repos") or [], status.get("discovery"))
     box = status["outbox"]
     age = f", oldest {box['oldest_pending_seconds']} s old" if box["oldest_pending_seconds"] is not None else ""
     lines += ["", "OUTBOX", f"  pending: {box['pending']}{age}; failed: {box['failed']}"]

@@ -109,3 +109,38 @@ def test_what_url_means_is_said_for_every_registry():
     assert registries == set(DEFAULT_BASES)
     for name, row in rows.items():
         assert all(cell.strip() for cell in row), f"docs/configuration.md: the url: row of `{name}` has an empty cell"
+
+
+def _team_file_keys() -> dict[str, Any]:
+    """The team file's keys: a central server's, minus the platform's, `path` meaning the repository folder."""
+    from watcher.config import Server
+    from watcher.repos.teamfile import DETECTED, NESTED_PLATFORM_KEYS, PLATFORM_KEYS
+
+    keys = _keys(Server, "servers[].")
+    found = {
+        key: "detected" if key.split(".")[1] in DETECTED else default
+        for key, default in keys.items()
+        if key.split(".")[1] not in (*PLATFORM_KEYS, "path", "source")
+        and tuple(key.split(".")[1:3]) not in NESTED_PLATFORM_KEYS
+    }
+    found["servers[].path"] = ""
+    return found
+
+
+def test_every_team_file_key_is_documented_with_its_default():
+    real = _team_file_keys()
+    documented: dict[str, tuple[str, int]] = {}
+    for table in tables(CONFIG_DOC):
+        if table.header[:2] == ["team file key", "default"]:
+            documented.update({code_spans(row[0])[0]: (row[1], table.line) for row in table.rows})
+    assert set(real) == set(documented), (
+        f"team file keys undocumented: {sorted(set(real) - set(documented))}; "
+        f"documented but not keys: {sorted(set(documented) - set(real))}"
+    )
+    for key, (cell, line) in documented.items():
+        default = real[key]
+        if default is REQUIRED or default == "detected":
+            want = "required" if default is REQUIRED else "detected"
+            assert cell == want, f"docs/configuration.md:{line}: `{key}`: write {want!r}"
+        else:
+            assert yaml.safe_load(code_spans(cell)[0]) == default, f"docs/configuration.md:{line}: `{key}` default"

@@ -21,6 +21,7 @@ Endpoints (GET):
   /repos/<o>/<r>/contents/<file>[?ref=SHA]      the file at that commit (latest without ref): JSON with
                                                 base64 content, or the raw text with
                                                 ``Accept: application/vnd.github.raw``
+  /orgs/<org>/repos                             the list given to set_org_repos (paged like releases)
   /repos/<o>/<r>/actions/…                      GitHub Actions (POST dispatches too): see github_actions.py,
                                                 driven through ``gh.actions``
 Every 200 carries a strong ETag (and Last-Modified); ``If-None-Match`` with it answers 304.
@@ -83,6 +84,7 @@ class FakeGitHub(LoopbackServer):
         self._tags: dict[str, list[dict[str, Any]]] = {}
         self._commits: dict[str, list[_Commit]] = {}
         self._failures: dict[str, _Failure] = {}
+        self._org_repos: dict[str, list[dict[str, Any]]] = {}
         self.actions = FakeActions("")
 
     def start(self) -> Self:
@@ -131,6 +133,15 @@ class FakeGitHub(LoopbackServer):
     def set_releases(self, repo: str, releases: list[dict[str, Any]]) -> None:
         with self._lock:
             self._releases[repo] = list(releases)
+
+    def set_org_repos(self, org: str, repos: list[dict[str, Any]]) -> None:
+        """An organisation's repositories, each at least {"name", "clone_url"} (topics, archived optional)."""
+        rows = [
+            {"full_name": f"{org}/{r['name']}", "topics": [], "archived": False, "default_branch": "main", **r}
+            for r in repos
+        ]
+        with self._lock:
+            self._org_repos[org] = rows
 
     def set_tags(self, repo: str, tags: list[str | dict[str, Any]]) -> None:
         rows = [t if isinstance(t, dict) else {"name": t, "commit": {"sha": _sha(t.encode())}} for t in tags]
@@ -210,6 +221,8 @@ class FakeGitHub(LoopbackServer):
                 found = self._raw.get(path[len("/raw/") :])
                 return (200, *found) if found else _not_found()
             segments = path.strip("/").split("/")
+            if len(segments) == 3 and segments[0] == "orgs" and segments[2] == "repos":
+                return _json(self._page(self._org_repos.get(segments[1], []), query))
             if len(segments) < 4 or segments[0] != "repos":
                 return _not_found()
             repo, rest = f"{segments[1]}/{segments[2]}", segments[3:]

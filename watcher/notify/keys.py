@@ -123,3 +123,25 @@ def spec_unresolved(feature_key: str, removal_text: str, basis: str) -> str:
 def slack_channel_id(channel: str) -> str:
     """The key-value entry that caches the id Slack gave the channel named ``channel`` (``#name``)."""
     return f"slack_channel_id:{channel}"
+
+
+def repo_config_error(git: str, error: str, team: str) -> str:
+    """A team repository's file (or fetch) failing: once per distinct error (the error names the commit)."""
+    return for_team(f"repo-config:{short_hash(git)}:{short_hash(error)}", team)
+
+
+def repo_onboarding(git: str, team: str) -> str:
+    """The one onboarding message of a team repository."""
+    return for_team(f"repo-onboarding:{short_hash(git)}", team)
+
+
+ONBOARDING_PREFIX = "onboarding:"
+
+
+def onboarding_trigger(git: str) -> str:
+    """The trigger of a team repository's first runs: their verdicts go in its onboarding message."""
+    return f"{ONBOARDING_PREFIX}{short_hash(git)}"
+
+
+def is_onboarding_trigger(trigger: str | None) -> bool:
+    return (trigger or "").startswith(ONBOARDING_PREFIX)

@@ -123,6 +123,8 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
         )
         return outcome
     store.finish_run(run["id"], report["verdict"], report, seconds)
+    if keys.is_onboarding_trigger(run.get("trigger")):
+        return outcome  # a team repository's first run: its verdict goes in the one onboarding message
     try:
         notice = result_notice(loaded, report, run["id"])
         if keys.is_baseline_trigger(run.get("trigger")):

@@ -430,6 +430,10 @@ def banners(ctx: WebContext, figures: StatusFigures, outlook: Outlook, now: date
         )
     if figures.outbox.failed:
         lines.append(f"{figures.outbox.failed} notice(s) could not be delivered and are not retried (see Outbox).")
+    if ctx.loaded.config.repos or ctx.loaded.config.discover.github:
+        from watcher.repos.show import page_banners
+
+        lines += [ctx.clean(line) for line in page_banners(ctx.loaded.config, ctx.store)]
     return lines
 
 

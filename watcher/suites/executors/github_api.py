@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 from watcher.config import HttpSettings
+from watcher.suites.executors.budget import BUDGET
 
 log = logging.getLogger(__name__)
 
@@ -111,9 +112,11 @@ class GitHubApi:
                 attempt += 1
                 self.sleep(self.settings.backoff_seconds * 2**attempt, f"{method} {url}: backing off after {problem}")
                 continue
+            BUDGET.observe(response)
             limited = _rate_limit_wait(response)
             if limited is not None and rate_waits < 5:
                 rate_waits += 1
+                BUDGET.limited += 1
                 self._pause(limited)
                 continue
             if response.headers.get("x-ratelimit-remaining") == "0" and response.headers.get("x-ratelimit-reset"):

@@ -1,0 +1,261 @@
+"""Which MCP SDK a repository uses, and which version, from its manifests (parsed, never pattern-guessed
+where a parser exists): pyproject.toml and requirements*.txt (packaging's Requirement), package.json and
+composer.json (json), Cargo.toml (tomllib), *.csproj and pom.xml (xml.etree), go.mod, Gemfile and
+build.gradle* (their own small line grammars: no Python parser exists for Go's, Ruby's or Groovy's)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import tomllib
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from typing import Any, Literal
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+
+@dataclass(frozen=True)
+class Detection:
+    language: str
+    """python, typescript, go, csharp, rust, java, kotlin, ruby or php."""
+    registry: str
+    package: str
+    version: str | None
+    """The version in use: the pinned one, else the range's lower bound; None when the manifest names none."""
+    manifest: str
+    """The file it was read from (repository-relative)."""
+
+    @property
+    def server_language(self) -> Literal["python", "typescript", "other"]:
+        """What `servers[].language` takes: the watcher builds Python and TypeScript, others declare `prepare`."""
+        return self.language if self.language in ("python", "typescript") else "other"  # type: ignore[return-value]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "language": self.language,
+            "registry": self.registry,
+            "package": self.package,
+            "version": self.version,
+            "manifest": self.manifest,
+        }
+
+
+class ManifestError(ValueError):
+    """A manifest that its own parser refuses (named with the parser's reason)."""
+
+
+Read = Callable[[str], str | None]
+_NPM = ("@modelcontextprotocol/sdk", "@modelcontextprotocol/server", "@modelcontextprotocol/client",
+        "@modelcontextprotocol/core", "@modelcontextprotocol/node", "@modelcontextprotocol/express")  # fmt: skip
+_GO = "github.com/modelcontextprotocol/go-sdk"
+_NUGET = ("ModelContextProtocol", "ModelContextProtocol.AspNetCore", "ModelContextProtocol.Core")
+_MAVEN = {"io.modelcontextprotocol.sdk:mcp": "java", "io.modelcontextprotocol:kotlin-sdk": "kotlin"}
+
+
+def detect(files: list[str], read: Read, folder: str = "") -> Detection | None:
+    """The first manifest directly in `folder` (of the repository's `files`) that names an MCP SDK."""
+    prefix = f"{folder.strip('/')}/" if folder.strip("/") else ""
+    here = sorted(f[len(prefix) :] for f in files if f.startswith(prefix) and "/" not in f[len(prefix) :])
+    for pattern, parse in _MANIFESTS:
+        for name in (n for n in here if fnmatch(n, pattern)):
+            text = read(prefix + name)
+            if text is None:
+                continue
+            try:
+                found = parse(text)
+            except (ValueError, ET.ParseError, tomllib.TOMLDecodeError) as exc:
+                raise ManifestError(f"{prefix}{name}: cannot be parsed: {exc}") from exc
+            if found:
+                language, registry, package, version = found
+                return Detection(language, registry, package, version, prefix + name)
+    return None
+
+
+Found = tuple[str, str, str, str | None] | None
+
+
+def _pep508(requirements: Iterator[str]) -> Found:
+    for line in requirements:
+        try:
+            req = Requirement(line)
+        except InvalidRequirement:
+            continue  # options (-r, -e, --index-url) and URLs are not requirements of a name
+        if canonicalize_name(req.name) == "mcp":
+            return "python", "pypi", "mcp", _floor(req.specifier)
+    return None
+
+
+def _floor(spec: SpecifierSet) -> str | None:
+    by_op = {s.operator: s.version for s in spec}
+    for op in ("==", "===", ">=", "~=", ">"):
+        if op in by_op and "*" not in by_op[op]:
+            return by_op[op]
+    return None
+
+
+def _pyproject(text: str) -> Found:
+    data = tomllib.loads(text)
+    project = data.get("project") or {}
+    listed = list(project.get("dependencies") or [])
+    for extra in (project.get("optional-dependencies") or {}).values():
+        listed.extend(extra)
+    for group in (data.get("dependency-groups") or {}).values():
+        listed.extend(item for item in group if isinstance(item, str))
+    found = _pep508(iter(listed))
+    if found:
+        return found
+    poetry = ((data.get("tool") or {}).get("poetry") or {}).get("dependencies") or {}
+    if "mcp" in poetry:
+        value = poetry["mcp"]
+        version = value.get("version") if isinstance(value, dict) else value
+        return "python", "pypi", "mcp", _npm_floor(str(version)) if version else None
+    return None
+
+
+def _requirements(text: str) -> Found:
+    lines = (line.split(" #", 1)[0].strip() for line in text.splitlines())
+    return _pep508(line for line in lines if line and not line.startswith(("#", "-")))
+
+
+def _npm_floor(spec: str) -> str | None:
+    """The lowest version a single npm/Cargo/Composer comparator allows (^1.2.3, ~1.2, >=1.0.0, 1.2.3)."""
+    spec = spec.strip()
+    if not spec or any(sep in spec for sep in ("||", " - ", ",", " ")):
+        return None
+    version = spec.lstrip("^~=>v")
+    return version if version and version[0].isdigit() and "*" not in version and "x" not in version else None
+
+
+def _package_json(text: str) -> Found:
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object")
+    deps: dict[str, Any] = {}
+    for section in ("devDependencies", "peerDependencies", "dependencies"):
+        deps.update(data.get(section) or {})
+    for package in _NPM:
+        if package in deps:
+            return "typescript", "npm", package, _npm_floor(str(deps[package]))
+    return None
+
+
+def _go_mod(text: str) -> Found:
+    block = False
+    for raw in text.splitlines():
+        line = raw.split("//", 1)[0].strip()
+        if block and line == ")":
+            block = False
+            continue
+        if line.startswith("require"):
+            rest = line[len("require") :].strip()
+            if rest == "(":
+                block = True
+                continue
+            line = rest
+        elif not block:
+            continue
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] == _GO:
+            return "go", "goproxy", _GO, parts[1]
+    return None
+
+
+def _csproj(text: str) -> Found:
+    root = ET.fromstring(text)  # noqa: S314 (a team's own manifest; no entities are expanded by ElementTree)
+    for element in root.iter():
+        if element.tag.rsplit("}", 1)[-1] != "PackageReference":
+            continue
+        name = element.get("Include") or element.get("Update")
+        if name in _NUGET:
+            version = element.get("Version") or next(
+                (c.text for c in element if c.tag.rsplit("}", 1)[-1] == "Version"), None
+            )
+            return "csharp", "nuget", name, _npm_floor(version.strip("[]() ")) if version else None
+    return None
+
+
+def _cargo(text: str) -> Found:
+    data = tomllib.loads(text)
+    for section in ("dependencies", "dev-dependencies"):
+        value = (data.get(section) or {}).get("rmcp")
+        if value is not None:
+            version = value.get("version") if isinstance(value, dict) else value
+            return "rust", "crates", "rmcp", _npm_floor(str(version)) if version else None
+    return None
+
+
+def _pom(text: str) -> Found:
+    root = ET.fromstring(text)  # noqa: S314 (as above)
+
+    def local(tag: str) -> str:
+        return tag.rsplit("}", 1)[-1]
+
+    props = {local(p.tag): (p.text or "").strip() for e in root if local(e.tag) == "properties" for p in e}
+    for dep in root.iter():
+        if local(dep.tag) != "dependency":
+            continue
+        fields = {local(c.tag): (c.text or "").strip() for c in dep}
+        language = _MAVEN.get(f"{fields.get('groupId')}:{fields.get('artifactId')}")
+        if language:
+            version = fields.get("version")
+            if version and version.startswith("${") and version.endswith("}"):
+                version = props.get(version[2:-1])
+            return language, "maven", f"{fields['groupId']}:{fields['artifactId']}", version or None
+    return None
+
+
+_QUOTED = re.compile(r"""["']([^"'\s]+)["']""")
+
+
+def _gradle(text: str) -> Found:
+    # Groovy and Kotlin build scripts have no Python parser: a dependency is a "group:artifact:version"
+    # string literal, so look only at string literals.
+    for literal in _QUOTED.findall(text):
+        parts = literal.split(":")
+        if len(parts) >= 2 and ":".join(parts[:2]) in _MAVEN:
+            return _MAVEN[":".join(parts[:2])], "maven", ":".join(parts[:2]), parts[2] if len(parts) > 2 else None
+    return None
+
+
+def _gemfile(text: str) -> Found:
+    for raw in text.splitlines():
+        try:
+            words = shlex.split(raw.replace(",", " "), comments=True)
+        except ValueError:
+            continue
+        if len(words) >= 2 and words[0] == "gem" and words[1] == "mcp":
+            bounds = (w.lstrip("~>= ") for w in words[2:])
+            version = next((b for b in bounds if b[:1].isdigit()), None)
+            return "ruby", "rubygems", "mcp", version
+    return None
+
+
+def _composer(text: str) -> Found:
+    data = json.loads(text)
+    if not isinstance(data, dict):
+        raise ValueError("expected a JSON object")
+    for section in ("require", "require-dev"):
+        value = (data.get(section) or {}).get("mcp/sdk")
+        if value is not None:
+            return "php", "packagist", "mcp/sdk", _npm_floor(str(value))
+    return None
+
+
+_MANIFESTS: list[tuple[str, Callable[[str], Found]]] = [
+    ("pyproject.toml", _pyproject),
+    ("requirements*.txt", _requirements),
+    ("package.json", _package_json),
+    ("go.mod", _go_mod),
+    ("*.csproj", _csproj),
+    ("Cargo.toml", _cargo),
+    ("pom.xml", _pom),
+    ("build.gradle*", _gradle),
+    ("Gemfile", _gemfile),
+    ("composer.json", _composer),
+]

@@ -1,0 +1,104 @@
+"""Reading one commit of a team's repository without a work tree: fetch the ref into the shared bare cache
+(the same one a run's checkout uses), then read files and the file list of that exact commit with git."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from watcher.config import DEFAULT_GIT_PROTOCOLS, git_protocol_refusal
+from watcher.suites.checkout import auth_env, cache_dir, display_url
+from watcher.suites.env import locked
+from watcher.suites.process import scrubbed_env
+
+
+class GitReadError(Exception):
+    """git could not fetch or read the repository; the message is git's reason (no credentials in it)."""
+
+
+@dataclass(frozen=True)
+class Commit:
+    url: str
+    """What git was given (may be a local path)."""
+    cache: Path
+    commit: str
+
+    def read(self, path: str) -> str | None:
+        """The file's text at this commit, or None when the commit has no such file."""
+        done = _git(self.cache, "cat-file", "-e", f"{self.commit}:{path}", check=False)
+        if done.returncode != 0:
+            return None
+        return _git(self.cache, "show", f"{self.commit}:{path}").stdout
+
+    def files(self) -> list[str]:
+        """Every file path in the commit's tree."""
+        out = _git(self.cache, "ls-tree", "-r", "--name-only", "-z", self.commit).stdout
+        return [name for name in out.split("\0") if name]
+
+
+def fetch(
+    url: str,
+    ref: str,
+    *,
+    cache_root: Path,
+    token: str | None,
+    secret_names: set[str],
+    timeout: float,
+    protocols: Sequence[str] = DEFAULT_GIT_PROTOCOLS,
+) -> Commit:
+    """Fetch `ref` of `url` (depth 1) into the cache and name the commit it points at."""
+    for what, value in (("git", url), ("ref", ref)):
+        if value.startswith("-"):
+            raise GitReadError(f"{what} {value!r} starts with '-' (git would read it as an option); refused")
+    problem = git_protocol_refusal(url, protocols)
+    if problem:
+        raise GitReadError(problem)
+    cache = cache_dir(cache_root, url)
+    cache_root.mkdir(parents=True, exist_ok=True)
+    env = scrubbed_env(secret_names=secret_names, installer=True).env
+    env.update({"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "", "GIT_ALLOW_PROTOCOL": ":".join(protocols)})
+    with locked(cache.with_name(cache.name + ".lock")):
+        if not (cache / "HEAD").exists():
+            _git(cache, "init", "--bare", "--quiet", "--", str(cache), env=env, git_dir=False)
+        fetch_env = {**env, **auth_env(token)} if token else env
+        done = _git(
+            cache,
+            "fetch",
+            "--depth",
+            "1",
+            "--no-tags",
+            "--quiet",
+            "--",
+            url,
+            ref,
+            env=fetch_env,
+            check=False,
+            timeout=timeout,
+        )
+        if done.returncode != 0:
+            last = next((line for line in reversed(done.stderr.splitlines()) if line.strip()), "")
+            if token:
+                last = last.replace(token, "***")
+            raise GitReadError(f"git fetch of {display_url(url)} {ref} failed: {last.strip() or done.returncode}")
+        commit = _git(cache, "rev-parse", "FETCH_HEAD^{commit}", env=env).stdout.strip()
+    return Commit(url=url, cache=cache, commit=commit)
+
+
+def _git(
+    cache: Path,
+    *args: str,
+    env: dict[str, str] | None = None,
+    check: bool = True,
+    timeout: float = 60,
+    git_dir: bool = True,
+) -> subprocess.CompletedProcess[str]:
+    command = ["git", *(["--git-dir", str(cache)] if git_dir else []), *args]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise GitReadError(f"git {args[0]} took longer than {timeout:.0f} s") from exc
+    if check and done.returncode != 0:
+        raise GitReadError(f"git {args[0]} failed: {done.stderr.strip()[-300:]}")
+    return done

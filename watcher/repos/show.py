@@ -1,0 +1,86 @@
+"""The team repositories as `status` shows them: commit in use, servers, what was detected, the error."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from watcher.config import WatcherConfig
+from watcher.repos.sync import repo_states
+from watcher.store import Store
+from watcher.suites.checkout import display_url
+
+
+def repos_json(config: WatcherConfig, store: Store) -> list[dict[str, Any]]:
+    return [
+        {
+            "git": display_url(state.git),
+            "team": state.team,
+            "ref": state.ref,
+            "commit": state.commit,
+            "has_file": state.has_file,
+            "checked": state.checked,
+            "servers": [
+                {
+                    "name": s["name"],
+                    "language": s["language"],
+                    "sdk": s["sdk"],
+                    "sdk_package": s.get("sdk_package"),
+                    "baseline_sdk_version": s["baseline_sdk_version"],
+                    "detected": state.detections.get(s["name"]),
+                    "overridden": state.overridden.get(s["name"], []),
+                }
+                for s in state.servers
+            ],
+            "error": state.error,
+        }
+        for state in repo_states(config, store)
+    ]
+
+
+def discovery_json(config: WatcherConfig, store: Store) -> dict[str, Any] | None:
+    from watcher.repos.discover import discovery_error
+
+    github = config.discover.github
+    return {"org": github.org, "topic": github.topic, "error": discovery_error(store)} if github else None
+
+
+def repos_lines(repos: list[dict[str, Any]], discovery: dict[str, Any] | None = None) -> list[str]:
+    if not repos and not discovery:
+        return []
+    lines = ["", "TEAM REPOSITORIES"]
+    if discovery:
+        topic = f" (topic {discovery['topic']})" if discovery["topic"] else ""
+        state = f"could not be read: {discovery['error']}" if discovery["error"] else "read"
+        lines.append(f"  discovery: GitHub organisation {discovery['org']}{topic} {state}")
+    for repo in repos:
+        where = f"@ {repo['commit'][:12]}" if repo["commit"] else "never read"
+        lines.append(f"  {repo['git']} ({repo['team']}, {repo['ref']}) {where}")
+        if repo["commit"] and not repo["has_file"] and not repo["error"]:
+            lines.append("      no .mcp-watcher.yaml: no servers")
+        for server in repo["servers"]:
+            found = server["detected"]
+            seen = (
+                f"detected {found['language']} {found['package']} {found['version'] or '(no version)'} "
+                f"in {found['manifest']}"
+                if found
+                else "nothing detected"
+            )
+            overridden = f"; set in the file: {', '.join(server['overridden'])}" if server["overridden"] else ""
+            lines.append(
+                f"      {server['name']}: {server['language']}, sdk {server['sdk']} "
+                f"({server['sdk_package']} {server['baseline_sdk_version']}); {seen}{overridden}"
+            )
+        if repo["error"]:
+            lines.append(f"      ERROR (last good servers stay): {repo['error']}")
+    return lines
+
+
+def page_banners(config: WatcherConfig, store: Store) -> list[str]:
+    """One line per team repository whose file cannot be used, for the status page's banners."""
+    lines = []
+    for state in repo_states(config, store):
+        if not state.error:
+            continue
+        kept = f"its servers from {state.commit[:12]} stay in use" if state.commit else "none of its servers is watched"
+        lines.append(f"Team {state.team}: {state.error.splitlines()[0]} — {kept} until it is fixed.")
+    return lines

@@ -1,0 +1,225 @@
+"""Read every team repository's `.mcp-watcher.yaml` and merge its servers into the running config.
+
+Per repository the store keeps (key-value `repo:<git>`) the last good commit with its servers and
+detections, and the current error. A broken file, a failed fetch or a server name taken elsewhere is
+that repository's error: one notice to its team's channel per distinct error (through the outbox),
+shown by `status` and the page, while the repository keeps its last good servers and every other
+repository is read as usual. A removed file removes that repository's servers.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from watcher import vault
+from watcher.config import ConfigError, GitSource, LoadedConfig, Server, TeamRepo, WatcherConfig, secret_env_names
+from watcher.notify import keys
+from watcher.notify.blocks import escape, section
+from watcher.repos.gitread import GitReadError, fetch
+from watcher.repos.teamfile import FILE_NAME, parse_team_file
+from watcher.store import Notice, Store
+from watcher.suites.checkout import display_url, fetch_url
+from watcher.timefmt import iso, utcnow
+
+log = logging.getLogger(__name__)
+_KV = "repo:"
+
+
+@dataclass
+class RepoState:
+    """What the store remembers of one repository."""
+
+    git: str
+    team: str
+    ref: str = "HEAD"
+    commit: str | None = None
+    """The commit the servers in use were read from (the last good one)."""
+    servers: list[dict[str, Any]] = field(default_factory=list)
+    lines: dict[str, int] = field(default_factory=dict)
+    detections: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    overridden: dict[str, list[str]] = field(default_factory=dict)
+    error: str | None = None
+    error_commit: str | None = None
+    checked: str | None = None
+    has_file: bool = False
+    seen: bool = False
+    """Good servers were read from it once (the next such pass is not its first)."""
+    onboarded: bool = False
+    """The team got its onboarding message (or one is queued for its first runs' verdicts)."""
+    onboarding_runs: list[str] = field(default_factory=list)
+    """server@version runs whose verdicts the onboarding message waits for."""
+
+    @classmethod
+    def load(cls, store: Store, repo: TeamRepo) -> RepoState:
+        stored = store.get_kv(_KV + repo.git) or {}
+        known = {k: v for k, v in stored.items() if k in cls.__dataclass_fields__}
+        return cls(**{**known, "git": repo.git, "team": repo.team, "ref": repo.ref})
+
+    def save(self, store: Store) -> None:
+        store.set_kv(_KV + self.git, self.__dict__)
+
+    def server_models(self) -> list[Server]:
+        return [Server.model_validate(s) for s in self.servers]
+
+    def team_file(self, commit: str | None = None) -> str:
+        return f"{display_url(self.git)}@{(commit or self.commit or '?')[:12]}:{FILE_NAME}"
+
+
+@dataclass
+class SyncResult:
+    config: WatcherConfig
+    repos: list[RepoState]
+    new: list[RepoState]
+    """Repositories seen with a good team file for the first time in this pass."""
+
+
+def all_repos(config: WatcherConfig, store: Store) -> list[TeamRepo]:
+    """The configured repositories, then the discovered ones not configured by hand."""
+    from watcher.repos.discover import discovered
+
+    listed = {repo.git for repo in config.repos}
+    found = discovered(store) if config.discover.github else []
+    return [*config.repos, *(repo for repo in found if repo.git not in listed)]
+
+
+def repo_states(config: WatcherConfig, store: Store) -> list[RepoState]:
+    return [RepoState.load(store, repo) for repo in all_repos(config, store)]
+
+
+def merged(loaded: LoadedConfig, states: list[RepoState]) -> LoadedConfig:
+    """The central config with every repository's servers in use added (names already checked unique)."""
+    extra = [server for state in states for server in state.server_models()]
+    if not extra:
+        return loaded
+    values = {name: getattr(loaded.config, name) for name in type(loaded.config).model_fields}
+    values["servers"] = [*loaded.config.servers, *extra]
+    config = WatcherConfig.model_validate(values)
+    return LoadedConfig(config=config, path=loaded.path, base_dir=loaded.base_dir)
+
+
+def effective_config(loaded: LoadedConfig, store: Store) -> LoadedConfig:
+    """What the service runs with now: the central config plus each repository's last good servers."""
+    return merged(loaded, repo_states(loaded.config, store))
+
+
+def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | None = None) -> SyncResult:
+    """Read each repository's team file at its ref's current commit; returns the merged config."""
+    env = vault.environ() if environ is None else environ
+    config = loaded.config
+    cache_root = loaded.resolve(config.suites.git_cache_dir)
+    secrets = secret_env_names(config)
+    states: list[RepoState] = []
+    new: list[RepoState] = []
+    owners: dict[str, str] = {s.name: f"{loaded.path}: servers[{i}]" for i, s in enumerate(config.servers)}
+    if config.discover.github:
+        from watcher.repos.discover import refresh_discovery
+
+        refresh_discovery(config.discover.github, config.http_client, store, env)
+    for repo in all_repos(config, store):
+        state = RepoState.load(store, repo)
+        _read_one(loaded, repo, state, cache_root, secrets, env, owners)
+        for server in state.servers:
+            owners.setdefault(server["name"], f"{state.team_file()} line {state.lines.get(server['name'], 1)}")
+        state.checked = iso(utcnow())
+        if state.servers and not state.seen:
+            state.seen = True
+            new.append(state)
+        state.save(store)
+        states.append(state)
+    queue_error_notices(loaded, store, states)
+    return SyncResult(merged(loaded, states).config, states, new)
+
+
+def _read_one(
+    loaded: LoadedConfig,
+    repo: TeamRepo,
+    state: RepoState,
+    cache_root: Path,
+    secrets: set[str],
+    env: Mapping[str, str],
+    owners: dict[str, str],
+) -> None:
+    config = loaded.config
+    token = env.get(repo.token_env, "").strip() or None if repo.token_env else None
+    url = fetch_url(loaded, GitSource(git=repo.git, ref=repo.ref))
+    try:
+        commit = fetch(
+            url,
+            repo.ref,
+            cache_root=cache_root,
+            token=token,
+            secret_names=secrets,
+            timeout=120,
+            protocols=config.suites.git_protocols,
+        )
+        text = commit.read(FILE_NAME)
+    except GitReadError as exc:
+        _fail(state, str(exc), None)
+        return
+    if text is None:
+        state.has_file, state.commit, state.servers, state.error = False, commit.commit, [], None
+        state.lines, state.detections, state.overridden = {}, {}, {}
+        return
+    filename = state.team_file(commit.commit)
+    try:
+        files = commit.files()
+        parsed = parse_team_file(
+            text,
+            filename=filename,
+            git=repo.git,
+            commit=commit.commit,
+            team=repo.team,
+            token_env=repo.token_env,
+            config=config,
+            files=files,
+            read=commit.read,
+        )
+        for server in parsed.servers:
+            if server.name in owners:
+                line = parsed.lines.get(server.name, 1)
+                raise ConfigError(
+                    f"{filename}:{line}: servers: server {server.name!r} is also defined in {owners[server.name]}; "
+                    "a server is defined in one place"
+                )
+    except (ConfigError, GitReadError) as exc:
+        _fail(state, str(exc), commit.commit)
+        return
+    state.has_file, state.commit, state.error, state.error_commit = True, commit.commit, None, None
+    state.servers = [s.model_dump(mode="json") for s in parsed.servers]
+    state.lines = parsed.lines
+    state.detections = {k: d.as_dict() if d else None for k, d in parsed.detections.items()}
+    state.overridden = parsed.overridden
+
+
+def _fail(state: RepoState, message: str, commit: str | None) -> None:
+    """Record the error and tell the team once per distinct error; the last good servers stay."""
+    state.error, state.error_commit = message, commit
+    log.warning("team repository %s: %s", display_url(state.git), message)
+
+
+def queue_error_notices(loaded: LoadedConfig, store: Store, states: list[RepoState]) -> list[str]:
+    """One notice per distinct error of each repository to its team's channel; returns the keys queued."""
+    queued = []
+    for state in states:
+        if not state.error:
+            continue
+        team = loaded.config.team(state.team)
+        key = keys.repo_config_error(state.git, state.error, team.name)
+        kept = (
+            f"The servers from {state.commit[:12]} stay in use until it is fixed."
+            if state.commit
+            else "No server of this repository is watched until it is fixed."
+        )
+        text = f"mcp-watcher cannot use {state.team_file(state.error_commit)}:\n{state.error}\n{kept}"
+        blocks = [
+            section(f"*mcp-watcher cannot use* `{escape(state.team_file(state.error_commit))}`"),
+            section(f"```{escape(state.error)}```"),
+            section(escape(kept)),
+        ]
+        if store.enqueue(Notice(key, team.name, team.slack_channel, "repo-config-error", text, blocks)):
+            queued.append(key)
+    return queued

@@ -1,0 +1,169 @@
+"""`.mcp-watcher.yaml`: a repository's own list of its servers — the keys of a central `servers[]` entry
+minus what the platform owns (team, channel, source, tokens, variables granted from the watcher's
+environment). Paths are relative to the repository; `path` is the server's folder in it. Left-out
+`language`, `sdk`, `sdk_package` and `baseline_sdk_version` are filled from the manifests (watcher.repos.detect).
+
+Errors are ConfigErrors naming the file (repository@commit:.mcp-watcher.yaml), line and key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from pydantic import Field
+
+from watcher.config import (
+    ConfigError,
+    LocatedError,
+    Server,
+    WatcherConfig,
+    _Strict,
+    validate_with_lines,
+    yaml_with_lines,
+)
+from watcher.repos.detect import Detection, ManifestError, Read, detect
+
+FILE_NAME = ".mcp-watcher.yaml"
+
+PLATFORM_KEYS = {
+    "team": "the platform's config names the team (repos[].team)",
+    "channel": "the channel is the team's, in the platform's config",
+    "slack_channel": "the channel is the team's, in the platform's config",
+    "source": "the repository itself is the source",
+    "token_env": "git tokens are the platform's (repos[].token_env)",
+    "token_file": "git tokens are the platform's (repos[].token_env)",
+    "env_from": "only the platform's config may pass the watcher's variables to a server",
+    "env_files": "only the platform's config may pass secret files to a server",
+}
+NESTED_PLATFORM_KEYS = {
+    ("executor", "token_env"): "the dispatching token is the platform's",
+    ("executor", "token_file"): "the dispatching token is the platform's",
+    ("executor", "api_url"): "the token is only sent where the platform's config says",
+    ("evaluation", "api_key_env"): "the provider key is the platform's",
+    ("evaluation", "api_url"): "the provider key is only sent where the platform's config says",
+}
+"""Keys that would let a team file send one of the watcher's secrets somewhere of its choosing."""
+REPO_PATHS = ("accept", "expected_failures", "baseline_snapshot")
+"""Files read from the checked-out repository: relative, inside it (never a file of the watcher's host)."""
+DETECTED = ("language", "sdk", "sdk_package", "baseline_sdk_version")
+
+
+class _TeamFile(_Strict):
+    servers: list[Server] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class TeamServers:
+    """What one commit of one repository declares."""
+
+    commit: str
+    servers: list[Server]
+    lines: dict[str, int]
+    """Server name → the line of its entry in the team file (for errors that name it)."""
+    detections: dict[str, Detection | None]
+    """Server name → what its manifests say (None: no manifest named an MCP SDK)."""
+    overridden: dict[str, list[str]]
+    """Server name → the detected keys the file sets itself."""
+
+
+def parse_team_file(
+    text: str,
+    *,
+    filename: str,
+    git: str,
+    commit: str,
+    team: str,
+    token_env: str | None = None,
+    config: WatcherConfig,
+    files: list[str],
+    read: Read,
+) -> TeamServers:
+    """Validate the team file's text at `commit` into central Server entries (source pinned to that commit)."""
+    data, lines = yaml_with_lines(text, filename)
+    if not isinstance(data, dict):
+        raise ConfigError(f"{filename}:1: expected a mapping with a `servers` list at the top level")
+    unknown = [k for k in data if k != "servers"]
+    if unknown:
+        key = str(unknown[0])
+        raise ConfigError(f"{filename}:{lines.get((key,), 1)}: {key}: unknown key (the team file has only `servers`)")
+    entries = data.get("servers")
+    if not isinstance(entries, list):
+        raise ConfigError(f"{filename}:{lines.get(('servers',), 1)}: servers: expected a list of servers")
+    filled: list[Any] = []
+    detections: dict[str, Detection | None] = {}
+    overridden: dict[str, list[str]] = {}
+    where: dict[str, int] = {}
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            filled.append(entry)  # the model names the wrong shape
+            continue
+        for key in entry:
+            if key in PLATFORM_KEYS:
+                line = lines.get(("servers", i, key), 1)
+                raise ConfigError(f"{filename}:{line}: servers.{i}.{key}: not in a team file: {PLATFORM_KEYS[key]}")
+        for (outer, inner), why in NESTED_PLATFORM_KEYS.items():
+            if isinstance(entry.get(outer), dict) and inner in entry[outer]:
+                line = lines.get(("servers", i, outer, inner), 1)
+                raise ConfigError(f"{filename}:{line}: servers.{i}.{outer}.{inner}: not in a team file: {why}")
+        paths: list[tuple[str, ...]] = [(key,) for key in REPO_PATHS] + [("evaluation", "tasks")]
+        for where_in in paths:
+            outer_value = entry.get(where_in[0])
+            if len(where_in) == 1:
+                value = outer_value
+            else:
+                value = outer_value.get(where_in[1]) if isinstance(outer_value, dict) else None
+            if isinstance(value, str) and (value.startswith("/") or ".." in PurePosixPath(value).parts):
+                line = lines.get(("servers", i, *where_in), 1)
+                key = ".".join(where_in)
+                raise ConfigError(
+                    f"{filename}:{line}: servers.{i}.{key}: expected a path inside the repository (relative, no '..')"
+                )
+        entry = dict(entry)
+        folder = str(entry.pop("path", "") or "")
+        if folder.startswith("/") or ".." in PurePosixPath(folder).parts:
+            line = lines.get(("servers", i, "path"), 1)
+            raise ConfigError(f"{filename}:{line}: servers.{i}.path: expected a folder inside the repository")
+        try:
+            found = detect(files, read, folder)
+        except ManifestError as exc:
+            raise ConfigError(f"{filename}:{lines.get(('servers', i), 1)}: servers.{i}: {exc}") from exc
+        name = str(entry.get("name", i))
+        detections[name] = found
+        overridden[name] = [k for k in DETECTED if k in entry]
+        where[name] = lines.get(("servers", i), 1)
+        if found:
+            entry.setdefault("language", found.server_language)
+            entry.setdefault("sdk_package", found.package)
+            if found.version:
+                entry.setdefault("baseline_sdk_version", found.version)
+            sdk = _sdk_for(config, found)
+            if sdk:
+                entry.setdefault("sdk", sdk)
+        entry["team"] = team
+        entry["source"] = {"git": git, "ref": commit, "subdir": folder.strip("/")}
+        if token_env:
+            entry["token_env"] = token_env
+        filled.append(entry)
+    parsed = validate_with_lines(_TeamFile, {"servers": filled}, filename, lines)
+    sdk_names = [s.name for s in config.sdks]
+    for i, server in enumerate(parsed.servers):
+        if server.sdk not in sdk_names:
+            loc = ("servers", i, "sdk")
+            raise ConfigError(
+                f"{filename}:{lines.get(loc, lines.get(('servers', i), 1))}: servers.{i}.sdk: "
+                f"unknown SDK {server.sdk!r}; the platform's config has: {sdk_names}"
+            )
+    names = [s.name for s in parsed.servers]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            raise ConfigError(f"{filename}:{lines.get(('servers', i, 'name'), 1)}: servers.{i}.name: {name!r} twice")
+    return TeamServers(commit, parsed.servers, where, detections, overridden)
+
+
+def _sdk_for(config: WatcherConfig, found: Detection) -> str | None:
+    """The platform's SDK source for the detected package (one registry, one package)."""
+    return next((s.name for s in config.sdks if s.registry == found.registry and s.package == found.package), None)
+
+
+__all__ = ["FILE_NAME", "LocatedError", "TeamServers", "parse_team_file"]

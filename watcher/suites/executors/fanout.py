@@ -1,0 +1,222 @@
+"""Many github-actions runs for one beta inside GitHub's limits.
+
+Dispatches are paced under the secondary limits (content-creating requests per minute, points per
+minute: a GET is 1 point, a POST 5; one request at a time here, far under the 100 concurrent);
+runs are followed with one conditional listing per repository (`GET …/actions/runs?event=
+workflow_dispatch&created=>=…` with `If-None-Match`: a 304 does not count against the primary
+limit) instead of one call per run; each answer's `x-ratelimit-*` headers keep the primary budget
+(shown in /metrics). A limit answered anyway (403/429) is waited out and counted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpx
+
+from watcher.suites.executors.budget import BUDGET, Budget
+from watcher.suites.executors.github_api import API_VERSION, SECONDARY_WAIT
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Under GitHub's documented secondary limits (80 content-creating requests and 900 points a minute),
+    with a margin for clock skew between us and GitHub; `minute_seconds` scales time (benchmarks)."""
+
+    creates_per_minute: int = 72
+    points_per_minute: int = 810
+    get_points: int = 1
+    post_points: int = 5
+    minute_seconds: float = 60.0
+
+
+@dataclass
+class Pacer:
+    """Waits before a request that would pass a per-minute limit (sliding one-minute windows)."""
+
+    limits: Limits
+    now: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    _points: deque[tuple[float, int]] = field(default_factory=deque)
+    _creates: deque[float] = field(default_factory=deque)
+
+    def acquire(self, method: str) -> None:
+        cost = self.limits.post_points if method == "POST" else self.limits.get_points
+        window = self.limits.minute_seconds
+        while True:
+            t = self.now()
+            while self._points and self._points[0][0] <= t - window:
+                self._points.popleft()
+            while self._creates and self._creates[0] <= t - window:
+                self._creates.popleft()
+            points = sum(p for _, p in self._points)
+            waits = []
+            if points + cost > self.limits.points_per_minute and self._points:
+                waits.append(self._points[0][0] + window - t)
+            if method == "POST" and len(self._creates) >= self.limits.creates_per_minute:
+                waits.append(self._creates[0] + window - t)
+            if not waits:
+                break
+            self.sleep(max(max(waits), 0.001))
+        self._points.append((t, cost))
+        if method == "POST":
+            self._creates.append(t)
+
+
+@dataclass(frozen=True)
+class Job:
+    key: str
+    """Carried in the run's title (`[key]`, the shipped workflow's run-name) to find the run."""
+    repo: str
+    workflow: str
+    ref: str
+    inputs: dict[str, str]
+
+
+@dataclass
+class Outcome:
+    job: Job
+    run_id: int | None = None
+    conclusion: str | None = None
+    artifact: bytes | None = None
+    error: str | None = None
+    finished: float | None = None
+
+
+@dataclass
+class FanOut:
+    client: httpx.Client
+    base: str
+    token: str
+    limits: Limits = field(default_factory=Limits)
+    budget: Budget = field(default_factory=Budget)
+    shared_listing: bool = True
+    """False: the per-run way (one unconditional GET per run per poll), kept as the benchmark's baseline."""
+    now: Callable[[], float] = time.monotonic
+    sleep: Callable[[float], None] = time.sleep
+    artifact: str = "mcp-watcher-report"
+
+    def __post_init__(self) -> None:
+        self.pacer = Pacer(self.limits, self.now, self.sleep)
+        self._etags: dict[str, tuple[str, Any]] = {}
+
+    def call(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+        headers = {
+            "Authorization": f"Bearer {self.token}",
+            "Accept": "application/vnd.github+json",
+            "X-GitHub-Api-Version": API_VERSION,
+            **kwargs.pop("headers", {}),
+        }
+        for _ in range(10):
+            self.pacer.acquire(method)
+            response = self.client.request(method, f"{self.base.rstrip('/')}{path}", headers=headers, **kwargs)
+            self.budget.observe(response)
+            BUDGET.observe(response)
+            if response.status_code in (403, 429) and (
+                "retry-after" in response.headers or response.headers.get("x-ratelimit-remaining") == "0"
+            ):
+                self.budget.limited += 1
+                BUDGET.limited += 1
+                wait = float(response.headers.get("retry-after") or SECONDARY_WAIT)
+                self.sleep(wait * self.limits.minute_seconds / 60.0)
+                continue
+            return response
+        return response
+
+    def run(self, jobs: list[Job], poll_seconds: float, timeout_seconds: float) -> list[Outcome]:
+        """Dispatch every job (paced), follow them until each completed, fetch each artifact."""
+        outcomes = {job.key: Outcome(job) for job in jobs}
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - 60))
+        # A repository's runs dispatched one after another finish close together: fewer listing changes.
+        for job in sorted(jobs, key=lambda j: j.repo):
+            path = f"/repos/{job.repo}/actions/workflows/{job.workflow}/dispatches"
+            response = self.call("POST", path, json={"ref": job.ref, "inputs": job.inputs})
+            if response.status_code not in (200, 204):
+                outcomes[job.key].error = f"dispatch refused (HTTP {response.status_code})"
+        deadline = self.now() + timeout_seconds
+        waiting = {k for k, o in outcomes.items() if o.error is None}
+        while waiting and self.now() < deadline:
+            for repo in sorted({outcomes[k].job.repo for k in waiting}):
+                mine = [k for k in waiting if outcomes[k].job.repo == repo]
+                done = {}
+                for key, item in self._runs_of(repo, mine, since).items():
+                    outcomes[key].run_id = int(item["id"])
+                    if item.get("status") == "completed":
+                        done[int(item["id"])] = key
+                        outcomes[key].conclusion = item.get("conclusion")
+                if done and (len(done) == len(mine) or not self.shared_listing):
+                    # One artifact listing once the repository's runs are all done (the per-run way: each).
+                    for run_id, url in self._artifacts_of(repo, done).items():
+                        outcome = outcomes[done[run_id]]
+                        outcome.artifact = self._download(url)
+                        outcome.finished = self.now()
+                        waiting.discard(done[run_id])
+            if waiting:
+                self.sleep(poll_seconds)
+        for key in waiting:
+            outcomes[key].error = "no completed run within the timeout"
+        return list(outcomes.values())
+
+    def _runs_of(self, repo: str, keys: list[str], since: str) -> dict[str, dict[str, Any]]:
+        if not self.shared_listing:
+            found = {}
+            for key in keys:  # the per-run way: each run asked for by itself (its id found by a listing)
+                params = {"event": "workflow_dispatch", "per_page": "100"}
+                response = self.call("GET", f"/repos/{repo}/actions/runs", params=params)
+                for item in response.json().get("workflow_runs") or []:
+                    if f"[{key}]" in str(item.get("display_title") or ""):
+                        found[key] = item
+            return found
+        # Only completed runs: the listing changes (a counted 200) only when one of them completes.
+        params = {"event": "workflow_dispatch", "status": "completed", "created": f">={since}", "per_page": "100"}
+        listing = self._listing(f"/repos/{repo}/actions/runs", params, "workflow_runs")
+        if listing is None:
+            return {}
+        by_key = {}
+        for item in listing:
+            title = str(item.get("display_title") or "")
+            for key in keys:
+                if f"[{key}]" in title:
+                    by_key[key] = item
+        return by_key
+
+    def _listing(self, path: str, params: dict[str, str], field_name: str) -> list[dict[str, Any]] | None:
+        """A conditional GET of a listing: the cached copy on a 304 (which the primary limit does not count)."""
+        cache_key = path + "?" + "&".join(f"{k}={v}" for k, v in sorted(params.items()))
+        cached = self._etags.get(cache_key)
+        headers = {"If-None-Match": cached[0]} if cached else {}
+        response = self.call("GET", path, params=params, headers=headers)
+        if response.status_code == 304 and cached:
+            return list(cached[1])
+        if response.status_code != 200:
+            return None
+        items = response.json().get(field_name) or []
+        if response.headers.get("etag"):
+            self._etags[cache_key] = (response.headers["etag"], items)
+        return list(items)
+
+    def _artifacts_of(self, repo: str, run_ids: dict[int, str]) -> dict[int, str]:
+        """One listing of the repository's artifacts for every completed run at once: run id → download URL."""
+        params = {"name": self.artifact, "per_page": "100"}
+        if self.shared_listing:
+            items = self._listing(f"/repos/{repo}/actions/artifacts", params, "artifacts") or []
+        else:  # the per-run way: each run's own artifact list
+            items = []
+            for each in run_ids:
+                response = self.call("GET", f"/repos/{repo}/actions/runs/{each}/artifacts", params=params)
+                items += response.json().get("artifacts") or [] if response.status_code == 200 else []
+        found = {}
+        for item in items:
+            run_id = (item.get("workflow_run") or {}).get("id")
+            url = item.get("archive_download_url")
+            if isinstance(run_id, int) and run_id in run_ids and url and not item.get("expired"):
+                found[run_id] = str(url)
+        return found
+
+    def _download(self, url: str) -> bytes | None:
+        response = self.call("GET", url.removeprefix(self.base.rstrip("/")))
+        return response.content if response.status_code == 200 else None
