@@ -105,6 +105,29 @@ def _slack_error(exc: Exception) -> DeliveryError:
     return DeliveryError(f"cannot reach Slack: {type(exc).__name__}: {exc}", kind="connection", unknown=True)
 
 
+def channel_id(client: WebClient, store: Store, channel: str) -> str | None:
+    """The id of a channel given as ``#name`` (looked up once through conversations.list, then kept in the
+    store), or ``channel`` itself when it is an id already; None when no such channel is visible."""
+    if not channel.startswith("#"):
+        return channel
+    cached: str | None = store.get_kv(keys.slack_channel_id(channel))
+    if cached:
+        return cached
+    cursor = None
+    while True:
+        response = client.conversations_list(
+            types="public_channel,private_channel", limit=500, cursor=cursor, exclude_archived=True
+        )
+        channels: list[dict[str, Any]] = response.get("channels", [])  # Slack's JSON
+        for item in channels:
+            if item.get("name") == channel.lstrip("#"):
+                store.set_kv(keys.slack_channel_id(channel), item["id"])
+                return str(item["id"])
+        cursor = (response.get("response_metadata") or {}).get("next_cursor")
+        if not cursor:
+            return None
+
+
 class WebApiSink:
     """chat.postMessage with Block Kit; replies use thread_ts; files via files_upload_v2."""
 
@@ -166,24 +189,7 @@ class WebApiSink:
         return None
 
     def _channel_id(self, channel: str) -> str | None:
-        if not channel.startswith("#"):
-            return channel
-        cached: str | None = self.store.get_kv(keys.slack_channel_id(channel))
-        if cached:
-            return cached
-        cursor = None
-        while True:
-            response = self.client.conversations_list(
-                types="public_channel,private_channel", limit=500, cursor=cursor, exclude_archived=True
-            )
-            channels: list[dict[str, Any]] = response.get("channels", [])  # Slack's JSON
-            for item in channels:
-                if item.get("name") == channel.lstrip("#"):
-                    self.store.set_kv(keys.slack_channel_id(channel), item["id"])
-                    return str(item["id"])
-            cursor = (response.get("response_metadata") or {}).get("next_cursor")
-            if not cursor:
-                return None
+        return channel_id(self.client, self.store, channel)
 
     def upload(self, row: OutboxRow, posted: Posted) -> None:
         for item in row["files"]:

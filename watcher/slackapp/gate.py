@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
 
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
 from watcher.config import Team
-from watcher.notify import keys
+from watcher.notify.delivery import channel_id
 from watcher.store import Store
 
 log = logging.getLogger(__name__)
@@ -58,21 +57,4 @@ class Gate:
         return set(users)
 
     def _channel_id(self, channel: str) -> str | None:
-        if not channel.startswith("#"):
-            return channel
-        cached: str | None = self.store.get_kv(keys.slack_channel_id(channel))
-        if cached:
-            return cached
-        cursor = None
-        while True:
-            response = self.client.conversations_list(
-                types="public_channel,private_channel", limit=500, cursor=cursor, exclude_archived=True
-            )
-            channels: list[dict[str, Any]] = response.get("channels", [])  # Slack's JSON
-            for item in channels:
-                if item.get("name") == channel.lstrip("#"):
-                    self.store.set_kv(keys.slack_channel_id(channel), item["id"])
-                    return str(item["id"])
-            cursor = (response.get("response_metadata") or {}).get("next_cursor")
-            if not cursor:
-                return None
+        return channel_id(self.client, self.store, channel)
