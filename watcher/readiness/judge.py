@@ -12,9 +12,9 @@ from typing import Any
 
 from watcher.notify.blocks import safe_url
 from watcher.readiness.plan import cli_arguments
-from watcher.suites import conformance, toolchain
+from watcher.suites import conformance
 from watcher.suites.conformance import FAILING, Baseline, ConformanceTool, collect_checks, evaluate
-from watcher.suites.process import run_command, scrubbed_env, tail
+from watcher.suites.process import tail
 from watcher.suites.runner import ServerStep
 
 
@@ -48,18 +48,13 @@ def readiness_step(tool: ConformanceTool, set_name: str, timeout: float) -> Serv
     """The step `runner.run_step` runs against the started server."""
 
     def step(url: str, out_dir: Path, secret_names: set[str], cancel: threading.Event | None) -> dict[str, Any]:
-        results_dir = out_dir / "results"
-        results_dir.mkdir(parents=True, exist_ok=True)
-        command = [toolchain.node(), str(tool.cli), "server", "--url", url, *cli_arguments(set_name)]
-        command += ["-o", str(results_dir)]
-        env = scrubbed_env(secret_names=secret_names, path_prepend=[toolchain.node_bin_dir()]).env
-        run = run_command(
-            command,
-            cwd=out_dir,
-            env=env,
+        run, results_dir = conformance.invoke_suite(
+            tool,
+            url=url,
+            arguments=cli_arguments(set_name),
+            out_dir=out_dir,
             timeout=timeout,
-            log_path=out_dir / "stderr.log",
-            stdout_path=out_dir / "stdout.log",
+            secret_names=secret_names,
             cancel=cancel,
         )
         base: dict[str, Any] = {"set": set_name, "suite_version": tool.version, "arguments": cli_arguments(set_name)}

@@ -30,7 +30,7 @@ import yaml
 from watcher.errors import ConformanceError as ConformanceError
 from watcher.suites import sandbox, toolchain
 from watcher.suites.env import locked, seal
-from watcher.suites.process import run_command, scrubbed_env, tail
+from watcher.suites.process import CommandResult, run_command, scrubbed_env, tail
 
 FAILING = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
@@ -356,6 +356,34 @@ def _first_error(checks: list[dict[str, Any]]) -> str:
 # --- one run of one requirement set -------------------------------------------------------------
 
 
+def invoke_suite(
+    tool: ConformanceTool,
+    *,
+    url: str,
+    arguments: list[str],
+    out_dir: Path,
+    timeout: float,
+    secret_names: set[str],
+    cancel: threading.Event | None = None,
+) -> tuple[CommandResult, Path]:
+    """The suite's CLI against `url` with these arguments (which set, expected failures), its results in
+    ``out_dir/results`` and its output in ``out_dir``'s stderr.log and stdout.log, in a scrubbed environment."""
+    results_dir = out_dir / "results"
+    results_dir.mkdir(parents=True, exist_ok=True)
+    command = [toolchain.node(), str(tool.cli), "server", "--url", url, *arguments, "-o", str(results_dir)]
+    env = scrubbed_env(secret_names=secret_names, path_prepend=[toolchain.node_bin_dir()]).env
+    run = run_command(
+        command,
+        cwd=out_dir,
+        env=env,
+        timeout=timeout,
+        log_path=out_dir / "stderr.log",
+        stdout_path=out_dir / "stdout.log",
+        cancel=cancel,
+    )
+    return run, results_dir
+
+
 def run_requirement_set(
     tool: ConformanceTool,
     *,
@@ -380,30 +408,11 @@ def run_requirement_set(
     except ConformanceError as exc:
         report.update(error=str(exc), evidence=exc.evidence, seconds=round(time.monotonic() - started, 2))
         return report
-    results_dir = out_dir / "results"
-    results_dir.mkdir(parents=True, exist_ok=True)
-    command = [
-        toolchain.node(),
-        str(tool.cli),
-        "server",
-        "--url",
-        url,
-        "--requirements",
-        revision,
-        "-o",
-        str(results_dir),
-    ]
+    arguments = ["--requirements", revision]
     if baseline_path is not None:
-        command += ["--expected-failures", str(baseline_path)]
-    env = scrubbed_env(secret_names=secret_names, path_prepend=[toolchain.node_bin_dir()]).env
-    run = run_command(
-        command,
-        cwd=out_dir,
-        env=env,
-        timeout=timeout,
-        log_path=out_dir / "stderr.log",
-        stdout_path=out_dir / "stdout.log",
-        cancel=cancel,
+        arguments += ["--expected-failures", str(baseline_path)]
+    run, results_dir = invoke_suite(
+        tool, url=url, arguments=arguments, out_dir=out_dir, timeout=timeout, secret_names=secret_names, cancel=cancel
     )
     report["cli_exit_code"] = run.returncode
     report["seconds"] = round(run.seconds, 2)
