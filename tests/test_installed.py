@@ -40,11 +40,35 @@ def _package_data() -> set[str]:
 
 
 def _copy_source(dest: Path) -> Path:
-    dest.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(ROOT / name, dest / name)
-    shutil.copytree(ROOT / "watcher", dest / "watcher", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    """The files a release is built from: tracked and new ones, never what .gitignore names (caches, builds)."""
+    listed = subprocess.run(
+        [
+            "git",
+            "ls-files",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "-z",
+            "pyproject.toml",
+            "README.md",
+            "watcher",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    for name in filter(None, listed.split("\0")):
+        if (ROOT / name).is_file():  # a tracked file deleted in the work tree is not part of it
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, dest / name)
     return dest
+
+
+def _run(args: list[str], cwd: Path | None = None) -> None:
+    """Run a build step; on failure the assertion carries the tool's own output, which names the cause."""
+    done = subprocess.run(args, cwd=cwd, capture_output=True, text=True, env=_clean_env())
+    assert done.returncode == 0, f"{args[1:3]} exited {done.returncode}:\n{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
 
 
 def _clean_env(**extra: str) -> dict[str, str]:
@@ -62,21 +86,15 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     top = tmp_path_factory.mktemp("installed")
     src = _copy_source(top / "src")
     dist = top / "dist"
-    subprocess.run(
-        [UV, "build", "--no-build-isolation", "--python", sys.executable, "--out-dir", str(dist), str(src)],
-        cwd=top,
-        check=True,
-        capture_output=True,
-        env=_clean_env(),
-    )
+    _run([UV, "build", "--no-build-isolation", "--python", sys.executable, "--out-dir", str(dist), str(src)], cwd=top)
     [wheel] = dist.glob("*.whl")
     [sdist] = dist.glob("*.tar.gz")
     venv = top / "venv"
-    subprocess.run([UV, "venv", "--quiet", "--python", sys.executable, str(venv)], check=True, env=_clean_env())
+    _run([UV, "venv", "--quiet", "--python", sys.executable, str(venv)])
     install = [UV, "pip", "install", "--quiet", "--python", str(venv / "bin" / "python"), str(wheel)]
     offline = subprocess.run([*install, "--offline"], capture_output=True, text=True, env=_clean_env())
     if offline.returncode != 0:  # not all in uv's cache: the configured index
-        subprocess.run(install, check=True, capture_output=True, env=_clean_env())
+        _run(install)
     return {"top": top, "wheel": wheel, "sdist": sdist, "venv": venv}
 
 

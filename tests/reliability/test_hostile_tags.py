@@ -28,6 +28,7 @@ SAFE_BETA = "v1.3.0-beta.1"
 def _config(tmp_path: Path, gh: FakeGitHub, slack: FakeSlack) -> Path:
     workdir = tmp_path / "work"
     workdir.mkdir()
+    (tmp_path / "state").mkdir()  # the watcher refuses a `state:` whose folder is missing
     (workdir / "app.sh").write_text("echo hi\n", encoding="utf-8")
     marker_prepare = ["sh", "-c", "echo {version} > prepared.txt"]
     path = tmp_path / "watcher.yaml"
