@@ -9,7 +9,7 @@ reused: its digest is checked first). The baseline, measured in the same run: th
 against the server, per requirement set. Also: how long checking a sealed environment's digest takes.
 Figures are ratios to the suite alone, and the boundary's cost as the ratio bubblewrap / off.
 --quick (the smoke test's mode; installs nothing): the example server's start-up from this environment as a
-run starts it, without a room (the baseline) and inside one, alternately, median of 3 each, and their ratio.
+run starts it, without a room (the baseline) and inside one, alternately, twice each (the mean), and their ratio.
 """
 
 from __future__ import annotations
@@ -87,19 +87,19 @@ def quick() -> int:
     boundary = sandbox.choose("bubblewrap")
     times: dict[str, list[float]] = {"off": [], "bubblewrap": []}
     with tempfile.TemporaryDirectory(prefix="bench-boundary-quick-") as tmp:
-        for number in range(3):
+        for number in range(2):
             # Alternate which goes first, as the full run does, so that load falls on both alike.
             order = (off, boundary) if number % 2 == 0 else (boundary, off)
             for chosen in order:
                 if chosen.active or chosen is off:
                     times["bubblewrap" if chosen.active else "off"].append(start_seconds(chosen, Path(tmp)))
-    base = statistics.median(times["off"])
-    print(f"example server start-up, no room (baseline): median {base:.2f} s of {len(times['off'])}")
+    base = statistics.mean(times["off"])
+    print(f"example server start-up, no room (baseline): mean {base:.2f} s of {len(times['off'])}")
     if not times["bubblewrap"]:
         print(f"no room measured: the run boundary cannot be had here ({boundary.reason})")
         return 0
-    room = statistics.median(times["bubblewrap"])
-    print(f"example server start-up, in a bubblewrap room: median {room:.2f} s of {len(times['bubblewrap'])}")
+    room = statistics.mean(times["bubblewrap"])
+    print(f"example server start-up, in a bubblewrap room: mean {room:.2f} s of {len(times['bubblewrap'])}")
     print(f"boundary cost at start-up: {room / base:.2f} x (bubblewrap / off)")
     return 0
 
