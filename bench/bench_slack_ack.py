@@ -2,11 +2,12 @@
 acknowledgement within Slack's three seconds whatever the work takes (here every membership check is held
 for ``--work`` seconds by the loopback Slack).
 
-    .venv/bin/python bench/bench_slack_ack.py [--clicks 15] [--work 1.0]
+    .venv/bin/python bench/bench_slack_ack.py [--clicks 15] [--work 1.0] [--quick]
 
 Drives the real Bolt app behind the service's HTTP app with signed requests, and prints the median and the
 worst acknowledgement of a *Rerun* click (whose work waits for the slow check) beside those of an *Open run*
 click (acknowledged with no work at all: the baseline, measured in the same run), and their ratio.
+--quick (the smoke test's mode): 3 clicks of each.
 """
 
 from __future__ import annotations
@@ -22,15 +23,18 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.fakes.slack_server import FakeSlack  # noqa: E402
-from tests.slackapp.helpers import MEMBER, click_payload, form, pinned_clock, start_watcher  # noqa: E402
+from bench.fakes.slack_server import FakeSlack  # noqa: E402
+from bench.slackapp import MEMBER, click_payload, form, pinned_clock, start_watcher  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clicks", type=int, default=15)
     parser.add_argument("--work", type=float, default=1.0, help="seconds each membership check is held")
+    parser.add_argument("--quick", action="store_true", help="3 clicks of each: a smoke test")
     args = parser.parse_args()
+    if args.quick:
+        args.clicks = 3
     patch = pytest.MonkeyPatch()
     try:
         with (
