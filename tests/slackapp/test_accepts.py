@@ -4,6 +4,7 @@ where both name a change, and an expired Slack entry is reported exactly like an
 from __future__ import annotations
 
 import copy
+import sqlite3
 from pathlib import Path
 
 import yaml
@@ -172,3 +173,39 @@ def test_a_run_page_without_slack_actions_has_no_slack_section(tmp_path, monkeyp
     routes, middleware = web_parts(WebContext(loaded, store), Access(None, False))
     answer = TestClient(Starlette(routes=routes, middleware=middleware)).get(f"/runs/{run['id']}")
     assert answer.status_code == 200 and "From Slack" not in answer.text
+
+
+def test_a_state_the_run_cannot_read_costs_only_the_slack_entries_and_says_so(tmp_path, monkeypatch):
+    with pinned_clock(monkeypatch):
+        loaded, store = _setup(tmp_path, [{**REMOVED, "reason": "search moved to find_books", "expires": "2027-02-01"}])
+        store.close()
+        state = loaded.resolve(loaded.config.state)
+        for name in (state.name + "-wal", state.name + "-shm"):
+            (state.parent / name).unlink(missing_ok=True)
+        state.write_bytes(b"not a state database\n" * 200)
+        diff = _steer(loaded)
+    (accepted,) = diff["accepted"]  # the file's entry still steers the run
+    assert accepted["name"] == "search_books" and [c["name"] for c in diff["changes"]] == ["get_book"]
+    (note,) = [n for n in diff["notes"] if n.startswith("Slack accepts not used")]
+    assert str(state) in note and "not a database" in note
+    assert diff["acceptance"]["slack"]["entries"] == 0 and "not a database" in diff["acceptance"]["slack"]["unread"]
+
+
+def test_the_run_reads_slack_accepts_without_writing_the_state(tmp_path, monkeypatch):
+    """A state no service has migrated (here one with only a table of another's): the run neither migrates
+    nor fails on it; it has no Slack entries."""
+    with pinned_clock(monkeypatch):
+        loaded, store = _setup(tmp_path, None)
+        store.close()
+        state = loaded.resolve(loaded.config.state)
+        for name in (state.name, state.name + "-wal", state.name + "-shm"):
+            (state.parent / name).unlink(missing_ok=True)
+        with sqlite3.connect(state) as db:
+            db.execute("create table outbox (k text)")
+        before = state.read_bytes()
+        diff = _steer(loaded)
+    assert [c["name"] for c in diff["changes"]] == ["search_books", "get_book"] and "acceptance" not in diff
+    assert state.read_bytes() == before
+    with sqlite3.connect(state) as db:
+        assert [r[0] for r in db.execute("select name from sqlite_master")] == ["outbox"]
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 0

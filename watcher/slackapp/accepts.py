@@ -4,17 +4,29 @@ The file's entries come first, so where both match a change the file's is used; 
 same change as a file entry (same rule, list, name and path) is left out and reported as shadowed. Slack
 entries are ordinary accept entries (validated the same way), so an expired one is reported exactly like
 an expired file entry, and one that matched nothing is listed as stale.
+
+A run reads the Slack entries from the state database read-only (it never migrates or writes the service's
+state); a state it cannot read costs the run only its Slack entries, said in a note on the diff.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import logging
+import sqlite3
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import sqlite_utils
 
 from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptEntry, AcceptFile
-from watcher.slackapp.records import SlackAccept, accepts
-from watcher.store import Store
+from watcher.errors import StateError
+from watcher.slackapp.records import SlackAccept, accepts_in
+from watcher.state_check import check_state_file
+
+log = logging.getLogger(__name__)
 
 SLACK_SOURCE = "Slack"
 
@@ -26,12 +38,15 @@ class Merged:
     """How many Slack entries are in the list."""
     shadowed: list[dict[str, Any]]
     """Slack entries left out because the file names the same change (the file wins)."""
+    unread: str | None = None
+    """Why the Slack entries could not be read from the state database (None: they were, or there are none)."""
 
     def notes(self) -> list[str]:
-        return [
+        shadowed = [
             f"Slack accept of {s['label']} by {s['by']} not used: the accept file names the same change (the file wins)"
             for s in self.shadowed
         ]
+        return [f"Slack accepts not used: {self.unread}", *shadowed] if self.unread else shadowed
 
 
 def _identity(entry: AcceptEntry) -> tuple[str, str, str, str | None]:
@@ -58,21 +73,37 @@ def merge(file: AcceptFile | None, slack: list[SlackAccept]) -> Merged:
 
 def annotate(diff: dict[str, Any], merged: Merged) -> dict[str, Any]:
     """The steered diff with what Slack contributed (`acceptance.slack`) and a note per shadowed entry."""
-    if not merged.from_slack and not merged.shadowed:
+    if not merged.from_slack and not merged.shadowed and not merged.unread:
         return diff
     acceptance = dict(diff.get("acceptance") or {})
     acceptance["slack"] = {"entries": merged.from_slack, "shadowed": merged.shadowed}
+    if merged.unread:
+        acceptance["slack"]["unread"] = merged.unread
     return {**diff, "acceptance": acceptance, "notes": [*(diff.get("notes") or []), *merged.notes()]}
 
 
 def slack_accepts_with(loaded: LoadedConfig, server: str, file: AcceptFile | None) -> Merged:
     """The server's accept list for a run: its file's entries and those made in Slack (read from the state
-    database; a check without one has no Slack entries)."""
+    database; a check without one has no Slack entries, and one that cannot be read is a note, not an error)."""
     path = loaded.resolve(loaded.config.state)
     if not path.is_file():
         return merge(file, [])
-    store = Store(path)
     try:
-        return merge(file, accepts(store, server))
+        found = read_accepts(path, server)
+    except (StateError, sqlite3.Error, OSError) as exc:
+        reason = f"{path}: the state database cannot be read ({exc})"
+        log.warning("Slack accepts for %s not used: %s", server, reason)
+        return dataclasses.replace(merge(file, []), unread=reason)
+    return merge(file, found)
+
+
+def read_accepts(path: Path, server: str) -> list[SlackAccept]:
+    """The server's Slack accepts, read without writing the state (no migration, no WAL switch); a state
+    without the table has none (no service has migrated it yet, so no one can have accepted in Slack)."""
+    check_state_file(path)
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    try:
+        db = sqlite_utils.Database(conn)
+        return accepts_in(db, server) if db["slack_accepts"].exists() else []
     finally:
-        store.close()
+        conn.close()

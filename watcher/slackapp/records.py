@@ -9,6 +9,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+import sqlite_utils
+
 from watcher.notify.blocks import escape
 from watcher.store import Notice, Store
 from watcher.timefmt import iso, parse_iso, utcnow
@@ -232,8 +234,13 @@ def add_accepts(
 
 
 def accepts(store: Store, server: str | None = None) -> list[SlackAccept]:
+    return accepts_in(store.db, server)
+
+
+def accepts_in(db: sqlite_utils.Database, server: str | None = None) -> list[SlackAccept]:
+    """The Slack accepts in a state database (a Store's, or one opened read-only by a run)."""
     where, params = ("where server = ?", [server]) if server is not None else ("", [])
-    rows = store.db.query(f"select * from slack_accepts {where} order by id", params)
+    rows = db.query(f"select * from slack_accepts {where} order by id", params)
     return [
         SlackAccept(
             id=int(r["id"]),
