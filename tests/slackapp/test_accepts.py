@@ -69,7 +69,17 @@ def test_a_slack_accept_alone_moves_its_change_like_a_file_entry(tmp_path, monke
         and "alice (U0ALICE) in Slack" in accepted["accepted"]["by"]
     )
     assert diff["summary"]["accepted"] == 1 and diff["acceptance"]["file"] == "Slack"
-    assert diff["acceptance"]["slack"] == {"entries": 1, "shadowed": []}
+    assert diff["acceptance"]["slack"] == {
+        "entries": 1,
+        "from_slack": [
+            {
+                "label": "required_parameter_added tools/get_book inputSchema.properties.isbn",
+                "by": "alice (U0ALICE) in Slack, 2026-12-03T12:00:00+00:00",
+                "expires": "2027-01-15",
+            }
+        ],
+        "shadowed": [],
+    }
 
 
 def test_where_file_and_slack_name_the_same_change_the_file_wins_and_says_so(tmp_path, monkeypatch):

@@ -3,19 +3,25 @@ through the real HTTP client: dispatch → run found by its key → followed →
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from tests.fakes.github_actions import RunPlan, zip_of
 from tests.fakes.github_server import FakeGitHub
+from tests.slackapp.helpers import pinned_clock
 from tests.suites.helpers import LIBRARY, write_config
 from watcher.config import GitHubActionsExecutor, LoadedConfig
+from watcher.contract.accept import parse_accept_file
+from watcher.slackapp import records
 from watcher.store import Store
 from watcher.suites.executors.github_actions import run_key, run_on_actions
+from watcher.suites.runner import accept_changes, contract_reason
 from watcher.suites.worker import process_queue, queue_for_release
 
 REPO, WORKFLOW = "acme/books-mcp", "mcp-watcher.yml"
@@ -277,3 +283,126 @@ def test_a_dispatch_lost_before_github_took_it_is_sent_again_after_the_look_up(t
     assert gh.count(f"/repos/{REPO}/actions/workflows/") == 2
     assert len(gh.actions.runs) == 1
     assert report["verdict"] == "fail", report["reasons"]
+
+
+# --- accepts made in Slack: the CI steered with its accept file only; the watcher adds Slack's -----------------
+
+REMOVED = {"rule": "tool_removed", "list": "tools", "name": "find_book"}
+RENAMED = {"rule": "tool_removed", "list": "tools", "name": "list_books"}
+ALICE = records.Actor("U0ALICE", "alice")
+SLACK_BY = "alice (U0ALICE) in Slack, 2026-12-03T12:00:00+00:00"
+
+
+def _change(name: str) -> dict[str, Any]:
+    return {"rule": "tool_removed", "list": "tools", "name": name, "breaksClients": True, "grade": "breaking"}
+
+
+def _ci_contract(tmp_path: Path, gh: FakeGitHub, changes: list[str], file: list[dict[str, Any]] | None) -> dict:
+    """The contract part as `mcp-watcher check` steers it in the team's CI: the same steering function, on a
+    runner with its accept file and no state database (so no Slack entries)."""
+    runner = config(tmp_path / "runner", gh)
+    accept = parse_accept_file(yaml.safe_dump(file), "/home/runner/work/books-mcp/accept.yaml") if file else None
+    diff = {"baseline": "2.3.0", "changes": [_change(n) for n in changes], "accepted": [], "summary": {}}
+    return accept_changes(runner, "books-ci", diff, accept)
+
+
+def _ci_run_with_slack(
+    tmp_path: Path, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch, contract: dict, slack: list[dict[str, Any]]
+) -> tuple[dict[str, Any], Store]:
+    reason = contract_reason(contract)
+    reasons = [{"verdict": "fail", "reason": reason}] if reason else []
+    report = ci_report("fail" if reason else "pass", contract=contract, reasons=reasons)
+    gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=report, conclusion="failure" if reason else "success"))
+    with pinned_clock(monkeypatch):
+        loaded = config(tmp_path, gh)
+        store = Store(loaded.resolve(loaded.config.state))  # the watcher's state, where Slack's accepts live
+        for entry in slack:
+            assert records.add_accepts(store, "books-ci", "books", [{**entry, "by": SLACK_BY}], ALICE, 1)
+        queue_for_release(loaded, store, "python", VERSION, prerelease=True)
+        [outcome] = process_queue(loaded, store)
+    return outcome["report"], store
+
+
+def test_a_slack_accept_passes_a_ci_run_whose_only_failure_it_covers(
+    tmp_path: Path, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+):
+    contract = _ci_contract(tmp_path, gh, ["find_book"], None)
+    slack = [{**REMOVED, "reason": "find_book moved to search", "expires": "2027-01-15"}]
+    report, store = _ci_run_with_slack(tmp_path, gh, monkeypatch, contract, slack)
+    assert report["executor"] == "github-actions" and report["actions"]["conclusion"] == "failure"
+    assert report["verdict"] == "pass" and report["reasons"] == []
+    steered = report["contract"]
+    assert steered["changes"] == [] and steered["summary"]["accepted"] == 1
+    [accepted] = steered["accepted"]
+    assert accepted["name"] == "find_book"
+    assert accepted["accepted"] == {"reason": "find_book moved to search", "expires": "2027-01-15", "by": SLACK_BY}
+    assert steered["acceptance"]["file"] == "Slack" and steered["acceptance"]["stale"] == []
+    assert steered["acceptance"]["slack"]["applied_by"] == "watcher"
+    assert steered["acceptance"]["slack"]["from_slack"] == [
+        {"label": "tool_removed tools/find_book", "by": SLACK_BY, "expires": "2027-01-15"}
+    ]
+    assert (
+        f"accept entries from Slack, applied by the watcher: tool_removed tools/find_book (by {SLACK_BY})"
+        in (steered["notes"])
+    )
+    stored = json.loads((Path(report["run_dir"]) / "report.json").read_text())
+    assert stored["verdict"] == "pass" and stored["contract"]["accepted"][0]["name"] == "find_book"
+    [run] = store.runs()
+    assert run["verdict"] == "pass"
+    [row] = store.outbox()
+    assert row["text"].startswith("PASS: books-ci passes") and "accepted tools `find_book`" in row["text"]
+
+
+def test_an_expired_slack_accept_fails_a_ci_run_as_an_expired_file_entry_would(
+    tmp_path: Path, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+):
+    entry = {**REMOVED, "reason": "until the client release", "expires": "2026-12-01"}  # before the pinned today
+    report, _ = _ci_run_with_slack(tmp_path, gh, monkeypatch, _ci_contract(tmp_path, gh, ["find_book"], None), [entry])
+    with pinned_clock(monkeypatch):  # the same run judged with the entry in the team's accept file instead
+        by_file = _ci_contract(tmp_path / "file", gh, ["find_book"], [{**entry, "by": SLACK_BY}])
+    steered = report["contract"]
+    assert report["verdict"] == "fail"
+    assert report["reasons"] == [{"verdict": "fail", "reason": "contract: 1 change(s) that break clients"}]
+    assert [c["name"] for c in steered["changes"]] == ["find_book"] and steered["accepted"] == []
+    expired = [n for n in steered["notes"] if n.startswith("acceptance expired")]
+    assert expired == [n for n in by_file["notes"] if n.startswith("acceptance expired")]
+    assert expired == [
+        "acceptance expired on 2026-12-01: tool_removed tools/find_book (until the client release); "
+        "reported again: tools/find_book"
+    ]
+    assert steered["acceptance"]["expired"] == by_file["acceptance"]["expired"]
+
+
+def test_on_a_ci_run_the_file_wins_where_both_name_a_change_and_slack_covers_the_rest(
+    tmp_path: Path, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+):
+    with pinned_clock(monkeypatch):
+        file = [{**REMOVED, "reason": "search replaces it", "expires": "2027-02-01"}]
+        contract = _ci_contract(tmp_path, gh, ["find_book", "list_books"], file)
+    # The CI's own verdict: the file accepts find_book; list_books still fails it.
+    assert [c["name"] for c in contract["accepted"]] == ["find_book"] and contract_reason(contract)
+    slack = [
+        {**REMOVED, "reason": "accepted in a hurry", "expires": "2027-03-01"},
+        {**RENAMED, "reason": "list moved to search", "expires": "2027-03-01"},
+    ]
+    report, _ = _ci_run_with_slack(tmp_path, gh, monkeypatch, contract, slack)
+    steered = report["contract"]
+    assert report["verdict"] == "pass" and report["reasons"] == []
+    assert {c["name"]: c["accepted"]["reason"] for c in steered["accepted"]} == {
+        "find_book": "search replaces it",  # the file's entry, not Slack's
+        "list_books": "list moved to search",
+    }
+    [shadowed] = steered["acceptance"]["slack"]["shadowed"]
+    assert shadowed["label"] == "tool_removed tools/find_book" and shadowed["by"] == SLACK_BY
+    assert any("the accept file names the same change (the file wins)" in n for n in steered["notes"])
+    assert steered["acceptance"]["file"] == "/home/runner/work/books-mcp/accept.yaml + Slack"
+    assert steered["acceptance"]["stale"] == []
+    assert [s["label"] for s in steered["acceptance"]["slack"]["from_slack"]] == ["tool_removed tools/list_books"]
+
+
+def test_a_ci_run_without_slack_accepts_is_left_as_the_ci_judged_it(
+    tmp_path: Path, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+):
+    contract = _ci_contract(tmp_path, gh, ["find_book"], None)
+    report, _ = _ci_run_with_slack(tmp_path, gh, monkeypatch, contract, [])
+    assert report["verdict"] == "fail" and report["contract"] == contract

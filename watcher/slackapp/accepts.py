@@ -40,6 +40,8 @@ class Merged:
     """Slack entries left out because the file names the same change (the file wins)."""
     unread: str | None = None
     """Why the Slack entries could not be read from the state database (None: they were, or there are none)."""
+    listed: tuple[dict[str, Any], ...] = ()
+    """The Slack entries in the list (label, by, expires): the report names them."""
 
     def notes(self) -> list[str]:
         shadowed = [
@@ -68,7 +70,8 @@ def merge(file: AcceptFile | None, slack: list[SlackAccept]) -> Merged:
             continue
         kept.append(entry)
     path = SLACK_SOURCE if file is None else f"{file.path} + {SLACK_SOURCE}" if kept else file.path
-    return Merged(AcceptFile(path, (*file_entries, *kept)), len(kept), shadowed)
+    listed = tuple({"label": e.label(), "by": e.by, "expires": str(e.expires)} for e in kept)
+    return Merged(AcceptFile(path, (*file_entries, *kept)), len(kept), shadowed, listed=listed)
 
 
 def annotate(diff: dict[str, Any], merged: Merged) -> dict[str, Any]:
@@ -76,7 +79,11 @@ def annotate(diff: dict[str, Any], merged: Merged) -> dict[str, Any]:
     if not merged.from_slack and not merged.shadowed and not merged.unread:
         return diff
     acceptance = dict(diff.get("acceptance") or {})
-    acceptance["slack"] = {"entries": merged.from_slack, "shadowed": merged.shadowed}
+    acceptance["slack"] = {
+        "entries": merged.from_slack,
+        "from_slack": list(merged.listed),
+        "shadowed": merged.shadowed,
+    }
     if merged.unread:
         acceptance["slack"]["unread"] = merged.unread
     return {**diff, "acceptance": acceptance, "notes": [*(diff.get("notes") or []), *merged.notes()]}

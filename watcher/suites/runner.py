@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import secrets
 import shutil
 import threading
@@ -20,6 +21,7 @@ from typing import Any
 
 from watcher import progress, vault, versions
 from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
+from watcher.contract.accept import AcceptFile
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 from watcher.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
@@ -427,25 +429,20 @@ class _Run:
             return
         diff["baseline_snapshot"] = str(baseline)
         self.report["contract"] = diff
-        changes = diff.get("changes", [])
-        breaking = [c for c in changes if c.get("breaksClients")]
-        if breaking:
-            self.mark(FAIL, f"contract: {len(breaking)} change(s) that break clients")
+        reason = contract_reason(diff)
+        if reason:
+            self.mark(FAIL, reason)
 
     def steer_contract(self, diff: dict[str, Any]) -> dict[str, Any]:
         """The team's and the server's severity overrides, then the server's accept file: accepted changes
         move under `accepted` and no longer fail the run."""
-        from watcher.contract.accept import apply_acceptance, apply_levels, load_accept_file
-        from watcher.slackapp.accepts import annotate, slack_accepts_with
+        from watcher.contract.accept import apply_levels, load_accept_file
 
         team = next((t for t in self.loaded.config.teams if t.name == self.server.team), None)
         levels: dict[str, str] = {**(team.contract.levels if team else {}), **self.server.contract.levels}
         diff = apply_levels(diff, levels)
         file = load_accept_file(self.repo_path(self.server.accept)) if self.server.accept else None
-        merged = slack_accepts_with(self.loaded, self.server.name, file)  # one list: the file's, then Slack's
-        if merged.accept.entries or file is not None:
-            diff = apply_acceptance(diff, merged.accept, today_utc())
-        return annotate(diff, merged)
+        return accept_changes(self.loaded, self.server.name, diff, file)
 
     def baseline_snapshot(self, candidate: Path) -> tuple[Path, str]:
         """The stored snapshot, or one taken the same way under baseline_sdk_version (cached)."""
@@ -492,6 +489,92 @@ class _Run:
             (self.run_dir / REPORT_FILE).write_text(json.dumps(self.report, indent=2, default=str), encoding="utf-8")
         prune_runs(self.server_runs, self.config.suites.keep_runs)
         return self.report
+
+
+_CONTRACT_REASON = re.compile(r"contract: \d+ change\(s\) that break clients")
+
+
+def contract_reason(diff: dict[str, Any]) -> str | None:
+    """The reason a steered diff fails a run (None: it does not)."""
+    breaking = [c for c in diff.get("changes") or [] if c.get("breaksClients")]
+    return f"contract: {len(breaking)} change(s) that break clients" if breaking else None
+
+
+def accept_changes(
+    loaded: LoadedConfig, server: str, diff: dict[str, Any], file: AcceptFile | None, *, file_applied: bool = False
+) -> dict[str, Any]:
+    """The server's accept list applied to a diff: its file's entries, then those made in Slack (a Slack entry
+    naming a change the file names is left out). The file's pass first, then Slack's on what is left: the same
+    as one pass over the joined list, and it lets the watcher add Slack's to a report steered elsewhere by the
+    file alone (`file_applied`: a run on GitHub Actions)."""
+    from watcher.contract.accept import apply_acceptance
+    from watcher.slackapp.accepts import annotate, slack_accepts_with
+
+    merged = slack_accepts_with(loaded, server, file)
+    today = today_utc()
+    if file is not None and not file_applied:
+        diff = apply_acceptance(diff, file, today)
+        # The file's own entries, so a watcher that adds Slack's to this report later knows which the file names.
+        diff["acceptance"]["file_entries"] = [
+            e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in file.entries
+        ]
+    slack = merged.accept.entries[len(file.entries) if file is not None else 0 :]
+    if slack:
+        filed = diff.get("acceptance") or {}
+        diff = apply_acceptance(diff, AcceptFile(merged.accept.path, slack), today)
+        if filed:
+            own = diff["acceptance"]
+            diff["acceptance"] = {
+                **filed,
+                "file": merged.accept.path,
+                "stale": [*(filed.get("stale") or []), *own["stale"]],
+                "expired": [*(filed.get("expired") or []), *own["expired"]],
+            }
+    return annotate(diff, merged)
+
+
+def file_of_report(contract: dict[str, Any]) -> AcceptFile | None:
+    """The accept file a report was steered with, as the report tells it (None: it had none). A report
+    written before `file_entries` existed names only its stale and expired entries."""
+    from watcher.contract.accept import AcceptEntry
+
+    acceptance = contract.get("acceptance")
+    if not isinstance(acceptance, dict) or not acceptance.get("file"):
+        return None
+    listed = acceptance.get("file_entries")
+    if not isinstance(listed, list):
+        listed = [*(acceptance.get("stale") or []), *(acceptance.get("expired") or [])]
+    entries = []
+    for item in listed:
+        try:
+            entries.append(AcceptEntry.model_validate(item))
+        except ValueError:
+            continue  # an entry this version cannot read matches nothing here either
+    return AcceptFile(str(acceptance["file"]), tuple(entries))
+
+
+def add_slack_accepts(loaded: LoadedConfig, report: dict[str, Any]) -> dict[str, Any]:
+    """A report steered elsewhere with its accept file only (GitHub Actions), with the server's Slack accepts
+    added as a local run adds them, and its verdict judged again the way a local run judges it."""
+    contract = report.get("contract")
+    if not isinstance(contract, dict) or not isinstance(contract.get("changes"), list):
+        return report  # no diff (an error or no snapshot): nothing to accept
+    steered = accept_changes(loaded, str(report["server"]), contract, file_of_report(contract), file_applied=True)
+    slack = (steered.get("acceptance") or {}).get("slack")
+    if not slack:
+        return report
+    slack["applied_by"] = "watcher"
+    if slack.get("from_slack"):
+        labels = ", ".join(f"{s['label']} (by {s['by']})" for s in slack["from_slack"])
+        steered["notes"] = [*steered["notes"], f"accept entries from Slack, applied by the watcher: {labels}"]
+    reasons = [r for r in report.get("reasons") or [] if not _CONTRACT_REASON.fullmatch(str(r.get("reason")))]
+    reason = contract_reason(steered)
+    if reason:
+        reasons.append({"verdict": FAIL, "reason": reason})
+    verdict = _worst(PASS, *(str(r["verdict"]) for r in reasons))
+    if report.get("verdict") == ERROR:  # an error the reasons do not all say stays one
+        verdict = ERROR
+    return {**report, "contract": steered, "reasons": reasons, "verdict": verdict}
 
 
 def prune_runs(server_runs: Path, keep: int) -> list[Path]:

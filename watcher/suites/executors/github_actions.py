@@ -10,6 +10,8 @@ restart follows the run it already started instead of dispatching again. Rate li
 ends on stop and none goes past the run's deadline (`timeout_minutes`). A dispatch whose answer was
 lost (5xx, no answer) may have started a run: it is looked up by its run key before it is sent again.
 The artifact is bounded (download, inflated and report.json caps): over a cap it is an `error`.
+The CI judged the contract with the accept file only; the watcher adds the server's Slack accepts to the
+report it read and judges it again, as a local run would (`runner.add_slack_accepts`).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from watcher.suites.executors.github_api import (
     Uncertain,
     message,
 )
-from watcher.suites.runner import ERROR, REPORT_FILE, new_run_id, prune_runs, sdk_package_of
+from watcher.suites.runner import ERROR, REPORT_FILE, add_slack_accepts, new_run_id, prune_runs, sdk_package_of
 
 log = logging.getLogger(__name__)
 
@@ -225,7 +227,10 @@ class _Follow:
         if conclusion == "failure" and report["verdict"] == "pass":
             raise ActionsError("the run failed although its report passes; not taken as a pass")
         self.zip_bytes = zipped
-        return report
+        try:  # the CI steered with the accept file only: Slack's entries live in the watcher's state
+            return add_slack_accepts(self.loaded, report)
+        except (AttributeError, TypeError, KeyError, ValueError) as exc:
+            raise ActionsError(f"the artifact is not a check report: its contract cannot be read ({exc!r})") from exc
 
     def download(self, artifact_id: int) -> bytes:
         path = f"/repos/{self.repo}/actions/artifacts/{artifact_id}/zip"
