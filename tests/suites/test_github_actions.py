@@ -307,9 +307,14 @@ def _ci_contract(tmp_path: Path, gh: FakeGitHub, changes: list[str], file: list[
 
 
 def _ci_run_with_slack(
-    tmp_path: Path, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch, contract: dict, slack: list[dict[str, Any]]
+    tmp_path: Path,
+    gh: FakeGitHub,
+    monkeypatch: pytest.MonkeyPatch,
+    contract: dict,
+    slack: list[dict[str, Any]],
+    reason: str | None = "",
 ) -> tuple[dict[str, Any], Store]:
-    reason = contract_reason(contract)
+    reason = contract_reason(contract) if reason == "" else reason  # "": the reason the CI would have given
     reasons = [{"verdict": "fail", "reason": reason}] if reason else []
     report = ci_report("fail" if reason else "pass", contract=contract, reasons=reasons)
     gh.actions.add_workflow(REPO, WORKFLOW, RunPlan(report=report, conclusion="failure" if reason else "success"))
@@ -406,3 +411,16 @@ def test_a_ci_run_without_slack_accepts_is_left_as_the_ci_judged_it(
     contract = _ci_contract(tmp_path, gh, ["find_book"], None)
     report, _ = _ci_run_with_slack(tmp_path, gh, monkeypatch, contract, [])
     assert report["verdict"] == "fail" and report["contract"] == contract
+
+
+def test_a_ci_contract_the_watcher_cannot_steer_is_an_error_result(
+    tmp_path: Path, gh: FakeGitHub, monkeypatch: pytest.MonkeyPatch
+):
+    slack = [{**REMOVED, "reason": "find_book moved to search", "expires": "2027-01-15"}]
+    reason = "contract: 1 change(s) that break clients"
+    report, store = _ci_run_with_slack(tmp_path, gh, monkeypatch, {"changes": ["not a change"]}, slack, reason)
+    assert report["verdict"] == "error"
+    [entry] = report["reasons"]
+    assert "the artifact is not a check report: its contract cannot be read" in entry["reason"]
+    [row] = store.outbox()
+    assert row["text"].startswith("ERROR: books-ci could not be checked")
