@@ -54,6 +54,8 @@ class Service:
         """What a job did not finish although it did not raise: sources failed, notices undelivered."""
         self.budget = plan_budget(self.loaded.config)
         self.active_scheduler: BackgroundScheduler | None = None
+        self._scheduling = threading.Lock()
+        self._scheduling_closed = False
         self.prebuilder: Any = None
         """A watcher.suites.prebuild.Prebuilder while the service runs (None: runs build their own)."""
         self.in_window: bool | None = None
@@ -138,12 +140,15 @@ class Service:
         """Set the window poll's interval and next run: one interval on, or when a window opens or closes."""
         now = now or clock.now()
         cadence = self.cadence(now)
-        scheduler = self.active_scheduler
-        if scheduler is not None and scheduler.get_job("poll_window_sdks") is not None:
-            # The service's clock may be pinned (rehearsals, tests); APScheduler runs on the system clock.
-            fire = datetime.now(UTC) + (next_poll(cadence, now) - now)
-            trigger = IntervalTrigger(minutes=cadence.window_interval, start_date=fire, timezone=UTC)
-            scheduler.reschedule_job("poll_window_sdks", trigger=trigger)
+        # The service's clock may be pinned (rehearsals, tests); APScheduler runs on the system clock.
+        fire = datetime.now(UTC) + (next_poll(cadence, now) - now)
+        trigger = IntervalTrigger(minutes=cadence.window_interval, start_date=fire, timezone=UTC)
+        self.change_schedule(
+            lambda scheduler: (
+                scheduler.get_job("poll_window_sdks") is not None
+                and scheduler.reschedule_job("poll_window_sdks", trigger=trigger)
+            )
+        )
         if cadence.in_window != self.in_window:
             self.in_window = cadence.in_window
             log.info("polling cadence: %s", cadence.reason)
@@ -154,9 +159,25 @@ class Service:
         if self.prebuilder is not None:
             for run in self.store.runs(status="queued"):
                 self.prebuilder.submit(run["server"], run["sdk_version"])
-        scheduler = self.active_scheduler
-        if scheduler is not None and scheduler.get_job("run_suites") is not None:
-            scheduler.modify_job("run_suites", next_run_time=datetime.now(UTC))
+        self.change_schedule(
+            lambda scheduler: (
+                scheduler.get_job("run_suites") is not None
+                and scheduler.modify_job("run_suites", next_run_time=datetime.now(UTC))
+            )
+        )
+
+    def change_schedule(self, change: Callable[[BackgroundScheduler], object]) -> None:
+        """Apply a change to the running scheduler from a job or another thread, never once stopping has
+        begun: APScheduler's shutdown holds its job-store lock while it waits for the running jobs, so a job
+        asking it anything then would wait forever (and the service with it)."""
+        with self._scheduling:
+            if self.active_scheduler is not None and not self._scheduling_closed:
+                change(self.active_scheduler)
+
+    def close_scheduling(self) -> None:
+        """Wait for a schedule change in progress; none is made after this (call before the shutdown)."""
+        with self._scheduling:
+            self._scheduling_closed = True
 
     def deliver(self) -> None:
         # One delivery pass at a time: two threads must not pick the same queued row.
@@ -481,6 +502,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     service.stop.wait()
     if slack is not None:
         slack.close()
+    service.close_scheduling()
     scheduler.shutdown(wait=True)
     progress.stop()
     prebuild.activate(None)
