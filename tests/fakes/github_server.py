@@ -34,6 +34,7 @@ import base64
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -54,6 +55,8 @@ class Recorded:
     query: dict[str, str]
     headers: dict[str, str]
     status: int = 0
+    at: float = field(default_factory=time.monotonic)
+    """When it arrived (time.monotonic): pacing is checked on it."""
 
 
 @dataclass
@@ -212,6 +215,11 @@ class FakeGitHub(LoopbackServer):
             answer = self.actions.route(handler.command, repo, segments[3:], query, body, headers.get("authorization"))
         status, payload, extra = answer or (404, {"message": "Not Found"}, {})
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        if handler.command == "GET" and status == 200 and not isinstance(payload, bytes):
+            if headers.get("if-none-match") == _etag(data):  # a conditional GET of an unchanged answer
+                self._send(handler, 304, b"", "application/json; charset=utf-8", etag_of=data)
+                return 304
+            extra = {**extra, "ETag": _etag(data)}
         self._send(handler, status, data, "application/json; charset=utf-8", headers=extra)
         return int(status)
 
