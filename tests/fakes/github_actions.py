@@ -181,8 +181,9 @@ class FakeActions:
             if query.get("status") and run.status != query["status"]:
                 continue
             listed.append(self._run_json(run))
-        per_page = int(query.get("per_page", 30))
-        return 200, {"total_count": len(listed), "workflow_runs": listed[:per_page]}, {}
+        per_page, page = int(query.get("per_page", 30)), int(query.get("page", 1))
+        shown = listed[(page - 1) * per_page : page * per_page]
+        return 200, {"total_count": len(listed), "workflow_runs": shown}, {}
 
     def _artifacts(self, run: _Run) -> dict[str, Any]:
         if run.status != "completed" or self._artifact_zip(run) is None:

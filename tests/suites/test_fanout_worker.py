@@ -10,15 +10,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from tests.fakes.github_actions import RunPlan
 from tests.fakes.github_server import FakeGitHub
 from tests.suites.helpers import LIBRARY, write_config
 from tests.suites.test_github_actions import TOKEN, VERSION, ci_report
-from watcher.config import LoadedConfig
+from watcher.config import HttpSettings, LoadedConfig
 from watcher.store import Store
-from watcher.suites.executors.fanout import Limits
+from watcher.suites.executors.fanout import Limits, Pacer, _completed_runs, _Repo
+from watcher.suites.executors.github_api import GitHubApi
 from watcher.suites.worker import process_queue, queue_for_release
 
 REPOS = ("acme/books-mcp", "acme/films-mcp", "acme/games-mcp")
@@ -129,3 +131,20 @@ def test_a_restart_in_the_middle_of_the_batch_dispatches_nothing_twice(tmp_path:
     assert sorted(o["server"] for o in outcomes) == sorted(name for name, _ in SERVERS)
     assert sum(1 for o in outcomes if o["report"]["actions"]["resumed"]) == sent
     assert {row["key"] for row in store.outbox()} == {f"run:{name}:{VERSION}:books" for name, _ in SERVERS}
+
+
+def test_a_repository_with_more_completed_runs_than_a_page_is_listed_page_by_page(gh: FakeGitHub):
+    repo = REPOS[0]
+    for n in range(150):
+        run_id = gh.actions.add_decoy_run(repo, "other.yml", f"someone else's run {n}")
+        gh.actions.runs[run_id].plan.statuses = ["completed"]
+    with httpx.Client() as client:
+        api = GitHubApi(gh.api_url, TOKEN, client, HttpSettings(), time.sleep)
+        listing = _Repo(api, repo, "2026-12-01T00:00:00Z")
+        pacer = Pacer(Limits())
+        first = _completed_runs(listing, pacer)
+        again = _completed_runs(listing, pacer)
+    assert len(first) == len(again) == 150 and {r["id"] for r in first} == set(gh.actions.runs)
+    pages = listings(gh, repo)
+    assert [r.query["page"] for r in pages] == ["1", "2", "1", "2"]
+    assert [r.status for r in pages] == [200, 200, 304, 304]

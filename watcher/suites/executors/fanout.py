@@ -244,13 +244,13 @@ class FanOut:
 
 @dataclass
 class _Repo:
-    """The conditional listing of one repository's completed dispatched runs (its ETag and last items)."""
+    """The conditional listings of one repository's completed dispatched runs."""
 
     api: GitHubApi
     repo: str
     since: str
-    etag: str | None = None
-    items: list[dict[str, Any]] = field(default_factory=list)
+    pages: dict[int, tuple[str | None, list[dict[str, Any]]]] = field(default_factory=dict)
+    """Page number → its ETag and items, for the next conditional listing."""
 
 
 def run_batch(
@@ -403,15 +403,27 @@ def _item_of(follow: Follow, items: list[dict[str, Any]]) -> dict[str, Any] | No
 
 
 def _completed_runs(repo: _Repo, pacer: Pacer) -> list[dict[str, Any]]:
-    """One conditional listing of the repository's completed dispatched runs (a 304: the last items again)."""
-    params = {"event": "workflow_dispatch", "status": "completed", "created": f">={repo.since}", "per_page": "100"}
-    headers = {"If-None-Match": repo.etag} if repo.etag else {}
-    pacer.acquire("GET")
-    response = repo.api.call("GET", f"/repos/{repo.repo}/actions/runs", params=params, headers=headers)
-    if response.status_code == 304:
-        return list(repo.items)
-    if response.status_code != 200:
-        raise ActionsError(f"cannot list the workflow runs (HTTP {response.status_code}: {message(response)})")
-    repo.items = list(response.json().get("workflow_runs") or [])
-    repo.etag = response.headers.get("etag")
-    return list(repo.items)
+    """Conditional listings of the repository's completed dispatched runs (a 304: that page's last items
+    again); a full page means more: the next page is listed too (each page has its own ETag)."""
+    found: list[dict[str, Any]] = []
+    for page in range(1, MAX_PAGES + 1):
+        params = {"event": "workflow_dispatch", "status": "completed", "created": f">={repo.since}"}
+        params |= {"per_page": str(PER_PAGE), "page": str(page)}
+        etag, items = repo.pages.get(page, (None, []))
+        headers = {"If-None-Match": etag} if etag else {}
+        pacer.acquire("GET")
+        response = repo.api.call("GET", f"/repos/{repo.repo}/actions/runs", params=params, headers=headers)
+        if response.status_code != 304 or etag is None:
+            if response.status_code != 200:
+                raise ActionsError(f"cannot list the workflow runs (HTTP {response.status_code}: {message(response)})")
+            items = list(response.json().get("workflow_runs") or [])
+            repo.pages[page] = (response.headers.get("etag"), items)
+        found += items
+        if len(items) < PER_PAGE:
+            break
+    return found
+
+
+PER_PAGE = 100
+MAX_PAGES = 10
+"""At most 1,000 completed runs of one repository looked through per poll (GitHub's search cap)."""
