@@ -25,8 +25,8 @@ from watcher.suites.worker import process_queue, queue_for_release
 
 REPOS = ("acme/books-mcp", "acme/films-mcp", "acme/games-mcp")
 SERVERS = [(f"{repo.split('/')[1].removesuffix('-mcp')}-{n}", repo) for repo in REPOS for n in (1, 2)]
-PACE = Limits(creates_per_minute=2, points_per_minute=10_000, minute_seconds=0.3)
-"""Two dispatches per 0.3 s "minute": six dispatches take at least two windows."""
+PACE = Limits(creates_per_minute=2, points_per_minute=10_000, minute_seconds=0.4)
+"""Two dispatches per 0.4 s "minute": six dispatches take at least two windows."""
 
 
 @pytest.fixture
@@ -87,10 +87,10 @@ def test_one_beta_fans_out_paced_and_followed_by_one_listing_per_repository(tmp_
     assert all(r["status"] == "done" for r in store.runs())
     assert {row["key"] for row in store.outbox()} == {f"run:{name}:{VERSION}:books" for name, _ in SERVERS}
     assert all(o["report"]["executor"] == "github-actions" and o["report"]["actions"]["run_id"] for o in outcomes)
-    # Paced: never more than two dispatches in one 0.3 s window (the fake's arrival times).
+    # Paced: never more than two dispatches in one 0.4 s window (the fake's arrival times; 0.1 s for jitter).
     posts = [r.at for r in gh.requests if r.method == "POST"]
     assert len(posts) == len(gh.actions.dispatches) == len(SERVERS)
-    assert all(later - earlier >= 0.25 for earlier, later in zip(posts, posts[2:], strict=False))
+    assert all(later - earlier >= 0.3 for earlier, later in zip(posts, posts[2:], strict=False))
     # Followed by listing: no per-run GET, each repository's completed runs listed conditionally.
     assert not [r for r in gh.requests if re.fullmatch(r"/repos/.+/actions/runs/\d+", r.path)]
     for repo in REPOS:
@@ -148,3 +148,25 @@ def test_a_repository_with_more_completed_runs_than_a_page_is_listed_page_by_pag
     pages = listings(gh, repo)
     assert [r.query["page"] for r in pages] == ["1", "2", "1", "2"]
     assert [r.status for r in pages] == [200, 200, 304, 304]
+
+
+def test_a_refused_dispatch_or_a_bad_artifact_in_a_batch_is_that_run_s_error_result(tmp_path: Path, gh: FakeGitHub):
+    loaded = setup(tmp_path, gh, ["queued", "completed"])
+    gh.actions.workflows.pop((REPOS[1], "films-1.yml"))  # the workflow is gone: the dispatch answers 404
+    gh.actions.workflows[(REPOS[2], "games-2.yml")].report = ci_report("pass", server="books-1")  # another's report
+    store = Store(tmp_path / "state.db")
+    queue_for_release(loaded, store, "python", VERSION, prerelease=True)
+
+    outcomes = {o["server"]: o for o in process_queue(loaded, store, fanout_limits=PACE)}
+
+    assert outcomes["films-1"]["verdict"] == "error"
+    assert "workflow films-1.yml not found in acme/films-mcp" in outcomes["films-1"]["report"]["reasons"][-1]["reason"]
+    assert outcomes["games-2"]["verdict"] == "error"
+    assert "not of games-2 on 2.4.0b1" in outcomes["games-2"]["report"]["reasons"][-1]["reason"]
+    assert {n: o["verdict"] for n, o in outcomes.items() if n not in ("films-1", "games-2")} == {
+        "books-1": "pass",
+        "books-2": "fail",
+        "films-2": "fail",
+        "games-1": "pass",
+    }
+    assert len(store.outbox()) == len(SERVERS)
