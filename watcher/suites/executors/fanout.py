@@ -6,6 +6,9 @@ runs are followed with one conditional listing per repository (`GET …/actions/
 workflow_dispatch&created=>=…` with `If-None-Match`: a 304 does not count against the primary
 limit) instead of one call per run; each answer's `x-ratelimit-*` headers keep the primary budget
 (shown in /metrics). A limit answered anyway (403/429) is waited out and counted.
+
+`run_batch` is what the service's suite worker uses for several queued runs at once (on the executor's
+own GitHubApi, dispatch records and artifact checks); `FanOut` is the benchmark's bare-httpx driver.
 """
 
 from __future__ import annotations
