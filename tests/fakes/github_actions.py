@@ -8,6 +8,8 @@
     gh.actions.token = "ghp_…"                  # then a request without "Bearer <token>" answers 401/403
     gh.actions.accept_then_fail = [502]         # the next dispatch starts its run, then answers 502 anyway
     gh.actions.direct_download = True           # the zip from the API itself (200), not a redirect
+    gh.actions.advance_on_list = True           # each list-runs answer also advances every run (a fan-out
+                                                # follows runs by listing only); status=completed filters
 
 Answers follow the recorded shapes in tests/fixtures/github_actions/.
 """
@@ -74,6 +76,7 @@ class FakeActions:
         self.token: str | None = None
         self.accept_then_fail: list[int] = []
         self.direct_download = False
+        self.advance_on_list = False
         self._next_id = 11750009000
 
     def add_workflow(self, repo: str, workflow: str, plan: RunPlan | None = None) -> None:
@@ -173,9 +176,14 @@ class FakeActions:
             run.listed += 1
             if run.listed <= run.plan.appear_after:
                 continue
+            if self.advance_on_list:
+                run.step += 1
+            if query.get("status") and run.status != query["status"]:
+                continue
             listed.append(self._run_json(run))
-        per_page = int(query.get("per_page", 30))
-        return 200, {"total_count": len(listed), "workflow_runs": listed[:per_page]}, {}
+        per_page, page = int(query.get("per_page", 30)), int(query.get("page", 1))
+        shown = listed[(page - 1) * per_page : page * per_page]
+        return 200, {"total_count": len(listed), "workflow_runs": shown}, {}
 
     def _artifacts(self, run: _Run) -> dict[str, Any]:
         if run.status != "completed" or self._artifact_zip(run) is None:

@@ -34,6 +34,7 @@ import base64
 import hashlib
 import json
 import threading
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -54,6 +55,8 @@ class Recorded:
     query: dict[str, str]
     headers: dict[str, str]
     status: int = 0
+    at: float = field(default_factory=time.monotonic)
+    """When it arrived (time.monotonic): pacing is checked on it."""
 
 
 @dataclass
@@ -187,7 +190,7 @@ class FakeGitHub(LoopbackServer):
             self._send(handler, failure.status, failure.body.encode(), "application/json", headers=failure.headers)
             return
         if "/actions/" in path or path.startswith("/blob/"):
-            record.status = self._actions(handler, path, query, body, record.headers)
+            self._actions(handler, path, query, body, record)
             return
         status, body, content_type = self._route(path, query, record.headers)
         record.status = status
@@ -198,13 +201,16 @@ class FakeGitHub(LoopbackServer):
         self._send(handler, status, body, content_type, etag=status == 200)
 
     def _actions(
-        self, handler: BaseHTTPRequestHandler, path: str, query: dict[str, str], body: bytes, headers: dict[str, str]
-    ) -> int:
+        self, handler: BaseHTTPRequestHandler, path: str, query: dict[str, str], body: bytes, record: Recorded
+    ) -> None:
+        """Answers /actions/ and artifact blobs; the status is recorded before the answer goes out (a test
+        reading it after its client's call must see it)."""
+        headers = record.headers
         if path.startswith("/blob/artifacts/"):
             data = self.actions.blob(path.rsplit("/", 1)[-1])
-            status = 200 if data is not None else 404
-            self._send(handler, status, data or b"", "application/zip")
-            return status
+            record.status = 200 if data is not None else 404
+            self._send(handler, record.status, data or b"", "application/zip")
+            return
         segments = path.strip("/").split("/")
         answer = None
         if len(segments) >= 5 and segments[0] == "repos":
@@ -212,8 +218,14 @@ class FakeGitHub(LoopbackServer):
             answer = self.actions.route(handler.command, repo, segments[3:], query, body, headers.get("authorization"))
         status, payload, extra = answer or (404, {"message": "Not Found"}, {})
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        if handler.command == "GET" and status == 200 and not isinstance(payload, bytes):
+            if headers.get("if-none-match") == _etag(data):  # a conditional GET of an unchanged answer
+                record.status = 304
+                self._send(handler, 304, b"", "application/json; charset=utf-8", etag_of=data)
+                return
+            extra = {**extra, "ETag": _etag(data)}
+        record.status = int(status)
         self._send(handler, status, data, "application/json; charset=utf-8", headers=extra)
-        return int(status)
 
     def _route(self, path: str, query: dict[str, str], headers: dict[str, str]) -> tuple[int, bytes, str]:
         with self._lock:

@@ -14,11 +14,12 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from watcher import clock, versions
-from watcher.config import ConfigError, LoadedConfig
+from watcher.config import ConfigError, GitHubActionsExecutor, LoadedConfig, Server
 from watcher.evaluation.notices import evaluation_notice
 from watcher.evaluation.trigger import after_suite_run
 from watcher.notify import keys
@@ -26,8 +27,9 @@ from watcher.slackapp.records import result_after_slack
 from watcher.store import Store
 from watcher.store_schema import RunRow
 from watcher.suites.executors import execute
+from watcher.suites.executors.fanout import Limits, run_batch
 from watcher.suites.notices import result_notice
-from watcher.suites.runner import ERROR, REPORT_FILE
+from watcher.suites.runner import ERROR, REPORT_FILE, version_refusal
 from watcher.suites.timings import run_timings
 
 log = logging.getLogger(__name__)
@@ -96,6 +98,19 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
             "verdict": ERROR,
             "reasons": [{"verdict": ERROR, "reason": str(exc)}],
         }
+    return _conclude(loaded, store, run, report, stop, started, taken)
+
+
+def _conclude(
+    loaded: LoadedConfig,
+    store: Store,
+    run: RunRow,
+    report: dict[str, Any],
+    stop: threading.Event | None,
+    started: float,
+    taken: datetime,
+) -> dict[str, Any]:
+    """A run's report recorded, and its result (and evaluation) put in the outbox: the outcome."""
     evaluation = None if stop is not None and stop.is_set() else after_suite_run(loaded, report, stop)
     seconds = float(report.get("seconds") or round(time.monotonic() - started, 2))
     report["timings"] = run_timings(store, run, report, taken)
@@ -161,19 +176,28 @@ def process_queue(
     store: Store,
     stop: threading.Event | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
+    *,
+    fanout_limits: Limits | None = None,
 ) -> list[dict[str, Any]]:
     """Run queued checks, at most `suites.concurrency` at once, until the queue is empty or `stop` is set.
 
     Returns one outcome per run finished here: run_id, server, sdk_version, verdict, seconds, report,
     notice (the outbox key). `on_result` is called with each outcome as its run finishes (the service
-    delivers the threaded result then, not when the whole queue is done).
+    delivers the threaded result then, not when the whole queue is done). Several github-actions runs
+    claimed together go to the fan-out as one batch (watcher/suites/executors/fanout.py: paced dispatches,
+    one listing per repository); they happen on GitHub, so they do not count against the concurrency.
+    `fanout_limits` scales the fan-out's pacing (tests, benchmarks).
     """
     limit = loaded.config.suites.concurrency
     outcomes: list[dict[str, Any]] = []
     running: set[Future[dict[str, Any]]] = set()
+    batches: list[threading.Thread] = []
+    remote_futures: set[Future[dict[str, Any]]] = set()
     with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="suite-run") as pool:
         while True:
-            while len(running) < limit and not (stop is not None and stop.is_set()):
+            remote: list[tuple[RunRow, Server]] = []
+            local = len(running - remote_futures)
+            while local < limit and not (stop is not None and stop.is_set()):
                 run = store.claim_run()
                 if run is None:
                     break
@@ -184,8 +208,21 @@ def process_queue(
                     run["sdk_version"],
                     extra={"server": run["server"], "run_id": run["id"]},
                 )
+                server = _actions_server(loaded, run)
+                if server is not None:
+                    remote.append((run, server))
+                    continue
                 running.add(pool.submit(_execute, loaded, store, run, stop))
+                local += 1
+            if len(remote) == 1:  # one alone: followed by itself, as ever
+                running.add(pool.submit(_execute, loaded, store, remote[0][0], stop))
+            elif remote:
+                futures = _start_batch(loaded, store, remote, stop, fanout_limits, batches)
+                remote_futures |= futures
+                running |= futures
             if not running:
+                for thread in batches:
+                    thread.join()
                 return outcomes
             done, running = _wait_some(running)
             for future in done:
@@ -197,6 +234,55 @@ def process_queue(
                 outcomes.append(outcome)
                 if on_result is not None:
                     on_result(outcome)
+
+
+def _actions_server(loaded: LoadedConfig, run: RunRow) -> Server | None:
+    """The run's server when it runs on GitHub Actions and may be run (else None: the usual path)."""
+    try:
+        server = loaded.config.server(run["server"])
+    except ConfigError:
+        return None
+    if not isinstance(server.executor, GitHubActionsExecutor):
+        return None
+    if version_refusal(loaded.config, server, run["sdk_version"]):
+        return None
+    return server
+
+
+def _start_batch(
+    loaded: LoadedConfig,
+    store: Store,
+    remote: list[tuple[RunRow, Server]],
+    stop: threading.Event | None,
+    limits: Limits | None,
+    threads: list[threading.Thread],
+) -> set[Future[dict[str, Any]]]:
+    """The batch on its own thread; one future per run, resolved as that run's report is delivered."""
+    futures: dict[int, Future[dict[str, Any]]] = {}
+    for run, _ in remote:
+        futures[run["id"]] = Future()
+    started, taken = time.monotonic(), clock.now()
+
+    def deliver(run: RunRow, report: dict[str, Any]) -> None:
+        future = futures[run["id"]]
+        try:
+            future.set_result(_conclude(loaded, store, run, report, stop, started, taken))
+        except Exception as exc:  # the store failed under a run: the future carries it to the worker
+            future.set_exception(exc)
+
+    def batch() -> None:
+        try:
+            run_batch(loaded, store, remote, stop, deliver, limits=limits)
+        except Exception as exc:
+            log.exception("the GitHub Actions fan-out failed")
+            for future in futures.values():
+                if not future.done():
+                    future.set_exception(exc)
+
+    thread = threading.Thread(target=batch, name="suite-fanout", daemon=True)
+    threads.append(thread)
+    thread.start()
+    return set(futures.values())
 
 
 def _wait_some(futures: set[Future[dict[str, Any]]]) -> tuple[set[Future[dict[str, Any]]], set[Future[dict[str, Any]]]]:

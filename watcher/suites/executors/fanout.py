@@ -6,20 +6,40 @@ runs are followed with one conditional listing per repository (`GET …/actions/
 workflow_dispatch&created=>=…` with `If-None-Match`: a 304 does not count against the primary
 limit) instead of one call per run; each answer's `x-ratelimit-*` headers keep the primary budget
 (shown in /metrics). A limit answered anyway (403/429) is waited out and counted.
+
+`run_batch` is what the service's suite worker uses for several queued runs at once (on the executor's
+own GitHubApi, dispatch records and artifact checks); `FanOut` is the benchmark's bare-httpx driver.
 """
 
 from __future__ import annotations
 
+import logging
+import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx
 
+from watcher import clock, vault
+from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
+from watcher.store import Store, parse_iso
+from watcher.store_schema import RunRow
 from watcher.suites.executors.budget import BUDGET, Budget
-from watcher.suites.executors.github_api import API_VERSION, SECONDARY_WAIT
+from watcher.suites.executors.github_actions import Follow, finish_report, read_token
+from watcher.suites.executors.github_api import (
+    API_VERSION,
+    SECONDARY_WAIT,
+    ActionsError,
+    GitHubApi,
+    Interrupted,
+    message,
+)
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -220,3 +240,193 @@ class FanOut:
     def _download(self, url: str) -> bytes | None:
         response = self.call("GET", url.removeprefix(self.base.rstrip("/")))
         return response.content if response.status_code == 200 else None
+
+
+# --- the service's fan-out: many queued github-actions runs at once --------------------------------
+
+
+@dataclass
+class _Repo:
+    """The conditional listings of one repository's completed dispatched runs."""
+
+    api: GitHubApi
+    repo: str
+    since: str
+    pages: dict[int, tuple[str | None, list[dict[str, Any]]]] = field(default_factory=dict)
+    """Page number → its ETag and items, for the next conditional listing."""
+
+
+def run_batch(
+    loaded: LoadedConfig,
+    store: Store,
+    runs: list[tuple[RunRow, Server]],
+    stop: threading.Event | None,
+    deliver: Callable[[RunRow, dict[str, Any]], None],
+    *,
+    limits: Limits | None = None,
+    transport: httpx.BaseTransport | None = None,
+    environ: dict[str, str] | None = None,
+) -> None:
+    """Carry out many github-actions runs as one batch and `deliver` each run's report as it is had.
+
+    Dispatches are paced under the secondary limits (one Pacer for the batch); each repository's runs are
+    followed with one conditional listing of its completed runs per poll, not one call per run; a completed
+    run's artifact is read and checked by the executor's own code (Follow.collect). A run already in the
+    store's dispatched_runs (a restart) is followed, never dispatched again.
+    """
+    started = time.monotonic()
+    env = dict(vault.environ() if environ is None else environ)
+
+    def pause(seconds: float) -> None:  # a pacing wait ends when the service stops
+        if stop is None:
+            time.sleep(seconds)
+        elif stop.wait(seconds):
+            raise Interrupted()
+
+    pacer = Pacer(limits or Limits(), sleep=pause)
+    with httpx.Client(transport=transport, trust_env=transport is None) as client:
+        apis: dict[tuple[str, str], GitHubApi] = {}
+        follows: list[tuple[Follow, datetime]] = []
+        for run, server in runs:
+            settings = server.executor
+            assert isinstance(settings, GitHubActionsExecutor)
+            follow: Follow | None = None
+            try:
+                token = read_token(loaded, settings, env)
+                api = apis.setdefault(
+                    (settings.api_url, token),
+                    GitHubApi(settings.api_url, token, client, loaded.config.http_client, time.sleep, stop=stop),
+                )
+                follow = Follow(loaded, store, run, server, settings, stop, api)
+                if stop is not None and stop.is_set():
+                    raise Interrupted()
+                if store.dispatched(follow.key) is None:
+                    pacer.acquire("POST")
+                    if stop is not None and stop.is_set():
+                        raise Interrupted()
+                    follow.dispatch()
+                else:
+                    follow.actions["resumed"] = True
+                    log.info("resuming the Actions run of %s (no new dispatch)", follow.key)
+                row = store.dispatched(follow.key) or {}
+                if row.get("gh_run_id"):
+                    follow.actions["run_id"], follow.actions["html_url"] = row["gh_run_id"], row["html_url"]
+                dispatched = parse_iso(row.get("dispatched_at")) or clock.now()
+                follows.append((follow, dispatched))
+            except Interrupted:
+                deliver(run, finish_report(loaded, run, server, settings, follow, INTERRUPTED, started))
+            except ActionsError as exc:
+                deliver(run, finish_report(loaded, run, server, settings, follow, str(exc), started))
+        _follow_all(loaded, follows, pacer, stop, deliver, started)
+
+
+INTERRUPTED = "interrupted while following the Actions run"
+
+
+def _follow_all(
+    loaded: LoadedConfig,
+    follows: list[tuple[Follow, datetime]],
+    pacer: Pacer,
+    stop: threading.Event | None,
+    deliver: Callable[[RunRow, dict[str, Any]], None],
+    started: float,
+) -> None:
+    """Poll each repository's listing until every run completed (then its artifact) or passed its deadline."""
+    repos: dict[tuple[int, str], _Repo] = {}
+    for follow, dispatched in follows:
+        since = (dispatched - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        repo = repos.setdefault((id(follow.api), follow.repo), _Repo(follow.api, follow.repo, since))
+        repo.since = min(repo.since, since)
+    waiting = list(follows)
+
+    def finish(follow: Follow, outcome: dict[str, Any] | str) -> None:
+        deliver(follow.run, finish_report(loaded, follow.run, follow.server, follow.settings, follow, outcome, started))
+
+    while waiting:
+        for (api_id, name), repo in repos.items():
+            mine = [(f, d) for f, d in waiting if id(f.api) == api_id and f.repo == name]
+            if not mine:
+                continue
+            try:
+                if stop is not None and stop.is_set():
+                    raise Interrupted()
+                items = _completed_runs(repo, pacer)
+            except Interrupted:
+                for pair in mine:
+                    waiting.remove(pair)
+                    finish(pair[0], INTERRUPTED)
+                continue
+            except ActionsError as exc:
+                for pair in mine:
+                    waiting.remove(pair)
+                    finish(pair[0], str(exc))
+                continue
+            for pair in mine:
+                follow, dispatched = pair
+                item = _item_of(follow, items)
+                outcome: dict[str, Any] | str | None = None
+                if item is not None:
+                    if follow.actions["run_id"] is None:
+                        follow.found(int(item["id"]), str(item.get("html_url") or ""))
+                    follow.actions["status"], follow.actions["conclusion"] = item.get("status"), item.get("conclusion")
+                    follow.actions["html_url"] = item.get("html_url") or follow.actions["html_url"]
+                    try:
+                        outcome = follow.collect(item)
+                    except Interrupted:
+                        outcome = INTERRUPTED
+                    except ActionsError as exc:
+                        outcome = str(exc)
+                elif clock.now() >= dispatched + timedelta(minutes=follow.settings.timeout_minutes):
+                    minutes = follow.settings.timeout_minutes
+                    what = "no run titled with" if follow.actions["run_id"] is None else "no completed run for"
+                    outcome = f"the run did not complete within {minutes:g} min ({what} [{follow.key}])"
+                if outcome is not None:
+                    waiting.remove(pair)
+                    finish(follow, outcome)
+        if waiting:
+            poll = min(f.settings.poll_seconds for f, _ in waiting)
+            if stop is not None and stop.wait(poll):
+                for follow, _ in waiting:
+                    finish(follow, INTERRUPTED)
+                return
+            if stop is None:
+                time.sleep(poll)
+
+
+def _item_of(follow: Follow, items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The completed run of this follow in a listing: its recorded id, else its key in the title."""
+    marker = f"[{follow.key}]"
+    for item in items:
+        if follow.actions["run_id"] is not None:
+            if int(item.get("id") or 0) == int(follow.actions["run_id"]):
+                return item
+        elif marker in str(item.get("display_title") or "") or marker in str(item.get("name") or ""):
+            return item
+    return None
+
+
+def _completed_runs(repo: _Repo, pacer: Pacer) -> list[dict[str, Any]]:
+    """Conditional listings of the repository's completed dispatched runs (a 304: that page's last items
+    again); a full page means more: the next page is listed too (each page has its own ETag)."""
+    found: list[dict[str, Any]] = []
+    for page in range(1, MAX_PAGES + 1):
+        params = {"event": "workflow_dispatch", "status": "completed", "created": f">={repo.since}"}
+        params |= {"per_page": str(PER_PAGE), "page": str(page)}
+        etag, items = repo.pages.get(page, (None, []))
+        headers = {"If-None-Match": etag} if etag else {}
+        pacer.acquire("GET")
+        response = repo.api.call("GET", f"/repos/{repo.repo}/actions/runs", params=params, headers=headers)
+        if response.status_code != 304 or etag is None:
+            if response.status_code != 200:
+                raise ActionsError(f"cannot list the workflow runs (HTTP {response.status_code}: {message(response)})")
+            items = list(response.json().get("workflow_runs") or [])
+            repo.pages[page] = (response.headers.get("etag"), items)
+        found += items
+        if len(items) < PER_PAGE:
+            break
+    return found
+
+
+PER_PAGE = 100
+MAX_PAGES = 10
+"""At most 1,000 completed runs of one repository looked through per poll (GitHub's search cap)."""

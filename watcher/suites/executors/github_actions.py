@@ -349,23 +349,43 @@ def run_on_actions(
     """The report of one run carried out on GitHub Actions (an error report when it could not be)."""
     started = time.monotonic()
     config = loaded.config
-    local_id = new_run_id(run["sdk_version"])
-    server_runs = loaded.resolve(config.suites.runs_dir) / re.sub(r"[^A-Za-z0-9._-]", "_", server.name)
-    run_dir = server_runs / local_id
     follow: _Follow | None = None
+    outcome: dict[str, Any] | str
     try:
         token = read_token(loaded, settings, dict(vault.environ() if environ is None else environ))
         with httpx.Client(transport=transport, trust_env=transport is None) as client:
             api = GitHubApi(settings.api_url, token, client, config.http_client, wait)
             api.stop, api.deadline = stop, started + settings.timeout_minutes * 60
             follow = _Follow(loaded, store, run, server, settings, stop, api)
-            report = follow.report()
-            run_dir.mkdir(parents=True, exist_ok=True)
-            (run_dir / "artifact.zip").write_bytes(follow.zip_bytes)
+            outcome = follow.report()
     except Interrupted:
-        report = _error_report(loaded, run, server, "interrupted while following the Actions run")
+        outcome = "interrupted while following the Actions run"
     except ActionsError as exc:
-        report = _error_report(loaded, run, server, str(exc))
+        outcome = str(exc)
+    return finish_report(loaded, run, server, settings, follow, outcome, started)
+
+
+def finish_report(
+    loaded: LoadedConfig,
+    run: RunRow,
+    server: Server,
+    settings: GitHubActionsExecutor,
+    follow: _Follow | None,
+    outcome: dict[str, Any] | str,
+    started: float,
+) -> dict[str, Any]:
+    """The run's report (`outcome`: the artifact's report, or the reason it could not be had), with the
+    Actions details and a link, written to this run's folder (with the artifact) as a local run's is."""
+    config = loaded.config
+    local_id = new_run_id(run["sdk_version"])
+    server_runs = loaded.resolve(config.suites.runs_dir) / re.sub(r"[^A-Za-z0-9._-]", "_", server.name)
+    run_dir = server_runs / local_id
+    if isinstance(outcome, dict):
+        report = outcome
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "artifact.zip").write_bytes(follow.zip_bytes if follow else b"")
+    else:
+        report = _error_report(loaded, run, server, outcome)
     report["executor"] = "github-actions"
     report["actions"] = follow.actions if follow else {"repo": settings.repo, "workflow": settings.workflow}
     if follow and report["verdict"] == ERROR and report.get("reasons"):
@@ -402,4 +422,7 @@ def _error_report(loaded: LoadedConfig, run: RunRow, server: Server, reason: str
     }
 
 
-__all__ = ["ActionsError", "run_key", "run_on_actions"]
+Follow = _Follow
+"""One run from dispatch to report (the fan-out drives many at once: watcher/suites/executors/fanout.py)."""
+
+__all__ = ["ActionsError", "Follow", "finish_report", "read_token", "run_key", "run_on_actions"]

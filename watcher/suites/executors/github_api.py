@@ -133,9 +133,10 @@ class GitHubApi:
 
     def _request(self, method: str, url: str, max_bytes: int | None, **kwargs: Any) -> httpx.Response:
         timeout = self.settings.timeout_seconds
+        headers = {**self.headers(), **kwargs.pop("headers", {})}  # e.g. If-None-Match of a conditional listing
         if max_bytes is None:
-            return self.client.request(method, url, headers=self.headers(), timeout=timeout, **kwargs)
-        with self.client.stream(method, url, headers=self.headers(), timeout=timeout, **kwargs) as response:
+            return self.client.request(method, url, headers=headers, timeout=timeout, **kwargs)
+        with self.client.stream(method, url, headers=headers, timeout=timeout, **kwargs) as response:
             declared = response.headers.get("content-length")
             if declared and declared.isdigit() and int(declared) > max_bytes:
                 raise TooLarge(f"{method} {url}: the answer declares {int(declared):,} bytes, over {max_bytes:,}")
