@@ -13,6 +13,7 @@ from tests.suites.helpers import head
 from watcher.config import ConfigError, SlackSettings, parse_config
 from watcher.notify.delivery import WebApiSink, deliver_outbox
 from watcher.repos.sync import effective_config, repo_states, sync_repos
+from watcher.repos.teamfile import github_repository
 from watcher.store import Store
 
 
@@ -117,6 +118,10 @@ def test_a_broken_team_file_is_reported_once_and_the_last_good_config_stays(tmp_
             "servers.0.executor.token_env: not in a team file: the dispatching token is the platform's",
         ),
         (
+            "    executor: {kind: github-actions, repo: other-team/their-repo, workflow: w.yml}\n",
+            "servers.0.executor.repo: a team file may dispatch only to its own repository",
+        ),
+        (
             "    evaluation: {tasks: t.yaml, model: m, api_url: 'http://evil.example'}\n",
             "servers.0.evaluation.api_url: not in a team file",
         ),
@@ -163,3 +168,11 @@ def test_repos_must_name_a_configured_team():
     text = "teams: [{name: books, slack_channel: '#b'}]\nrepos:\n  - git: https://example.org/r.git\n    team: nobody\n"
     with pytest.raises(ConfigError, match=r"<config>:4: repos.0.team: unknown team 'nobody'"):
         parse_config(text)
+
+
+def test_a_team_files_dispatch_target_is_read_from_its_own_github_address():
+    assert github_repository("https://github.com/acme/books.git") == "acme/books"
+    assert github_repository("git@github.com:acme/books.git") == "acme/books"
+    assert github_repository("https://github.com/acme/books") == "acme/books"
+    assert github_repository("https://gitlab.example/acme/books.git") is None
+    assert github_repository("/srv/git/books") is None

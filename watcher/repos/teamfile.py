@@ -7,6 +7,7 @@ Errors are ConfigErrors naming the file (repository@commit:.mcp-watcher.yaml), l
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
@@ -47,6 +48,17 @@ NESTED_PLATFORM_KEYS = {
 REPO_PATHS = ("accept", "expected_failures", "baseline_snapshot")
 """Files read from the checked-out repository: relative, inside it (never a file of the watcher's host)."""
 DETECTED = ("language", "sdk", "sdk_package", "baseline_sdk_version")
+
+
+_GITHUB = re.compile(
+    r"^(?:https://github\.com/|ssh://git@github\.com/|git@github\.com:)([\w.-]+/[\w.-]+?)(?:\.git)?/?$"
+)
+
+
+def github_repository(git: str) -> str | None:
+    """``owner/name`` of a repository on GitHub given by its clone address; None for any other host."""
+    found = _GITHUB.match(git)
+    return found.group(1) if found else None
 
 
 class _TeamFile(_Strict):
@@ -106,6 +118,15 @@ def parse_team_file(
             if isinstance(entry.get(outer), dict) and inner in entry[outer]:
                 line = lines.get(("servers", i, outer, inner), 1)
                 raise ConfigError(f"{filename}:{line}: servers.{i}.{outer}.{inner}: not in a team file: {why}")
+        executor = entry.get("executor")
+        if isinstance(executor, dict) and "repo" in executor:
+            own = github_repository(git)
+            if own is None or str(executor["repo"]).lower() != own.lower():
+                line = lines.get(("servers", i, "executor", "repo"), 1)
+                raise ConfigError(
+                    f"{filename}:{line}: servers.{i}.executor.repo: a team file may dispatch only to its own "
+                    f"repository ({own or 'this repository is not on GitHub'}): the dispatch uses the platform's token"
+                )
         paths: list[tuple[str, ...]] = [(key,) for key in REPO_PATHS] + [("evaluation", "tasks")]
         for where_in in paths:
             outer_value = entry.get(where_in[0])
