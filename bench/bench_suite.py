@@ -36,12 +36,13 @@ WARM_GOAL, COLD_GOAL = 1.5, 3.0
 
 
 def bench_config(source: Path, server: str, folder: Path) -> Path:
-    """A copy of the config with its paths made absolute and runs/environments in `folder`."""
+    """A copy of the config with its paths made absolute and runs/environments in `folder`. Relative paths
+    in a config file mean its own folder's (docs/configuration.md), so they are resolved against that."""
     data = yaml.safe_load(source.read_text(encoding="utf-8"))
     for entry in data.get("servers", []):
         for key in ("path", "baseline_snapshot", "expected_failures"):
             if entry.get(key) and not Path(entry[key]).is_absolute():
-                entry[key] = str(ROOT / entry[key])
+                entry[key] = str((source.resolve().parent / entry[key]).resolve())
     data["servers"] = [s for s in data["servers"] if s["name"] == server]
     data["teams"] = [{**t, "servers": [s for s in t.get("servers", []) if s == server]} for t in data["teams"]]
     data["state"] = str(folder / "watcher.db")
