@@ -37,25 +37,13 @@ sys.path.insert(0, str(ROOT))
 
 from tests.fakes.github_server import FakeGitHub  # noqa: E402
 from tests.fakes.mcp_history import MCP_PAGE, McpHistory  # noqa: E402
-from tests.fakes.registry_server import FIXTURES, serve_registry  # noqa: E402
+from tests.fakes.registry_server import FIXTURES, REGISTRY_ROOTS, serve_registry  # noqa: E402
 from tests.helpers import SERVICE_CLOCK_START, start_service  # noqa: E402
 from tests.spec.helpers import REGISTRY_PATH, REPO, serve_spec  # noqa: E402
 from tests.web.browser_helpers import CHROMIUM, NO_BROWSER, chromium, overflow  # noqa: E402
 from watcher.clock import START_VARIABLE  # noqa: E402
 
 SHIPPED = ROOT / "config" / "watcher.yaml"
-REGISTRY_PATHS = {
-    "pypi": "pypi/simple",
-    "npm": "npm",
-    "nuget": "nuget/v3",
-    "goproxy": "goproxy",
-    "crates": "crates",
-    "maven": "maven",
-    "rubygems": "rubygems",
-    "packagist": "packagist",
-    "github": "github",
-}
-"""Where the loopback registry serves each ecosystem's recordings (its folders in tests/fixtures/registries)."""
 SERVER_PATHS = ("path", "baseline_snapshot", "expected_failures")
 
 
@@ -63,7 +51,7 @@ def local_config(folder: Path, registry_base: str, gh: FakeGitHub) -> Path:
     """The shipped config, pointed at the loopback fakes, with its state in ``folder``."""
     data: dict[str, Any] = yaml.safe_load(SHIPPED.read_text(encoding="utf-8"))
     for sdk in data["sdks"]:
-        sdk["url"] = f"{registry_base}/{REGISTRY_PATHS[sdk['registry']]}"
+        sdk["url"] = f"{registry_base}/{REGISTRY_ROOTS[sdk['registry']]}"
     data["state"] = str(folder / "state" / "watcher.db")
     data["spec"] = {
         **(data.get("spec") or {}),

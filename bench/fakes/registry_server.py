@@ -49,6 +49,19 @@ from urllib.parse import unquote, urlsplit
 FIXTURES = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "registries"
 
 # One source per recorded package: (registry, package, the folder standing for the registry's root).
+REGISTRY_ROOTS = {
+    "pypi": "pypi/simple",
+    "npm": "npm",
+    "nuget": "nuget/v3",
+    "goproxy": "goproxy",
+    "crates": "crates",
+    "maven": "maven",
+    "rubygems": "rubygems",
+    "packagist": "packagist",
+    "github": "github",
+}
+"""Registry kind → the folder of the recordings that stands for its root (what a source's ``url:`` points at)."""
+
 FIXTURE_SOURCES = [
     ("pypi", "mcp", "pypi/simple"),
     ("pypi", "mcp", "pypi/crafted"),

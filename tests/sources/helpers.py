@@ -9,25 +9,14 @@ from typing import Any, TypeVar
 import httpx
 
 from tests.fakes.registry_server import FIXTURE_SOURCES as FIXTURE_SOURCES  # one source per recorded package
-from tests.fakes.registry_server import FakeRegistry
+from tests.fakes.registry_server import REGISTRY_ROOTS, FakeRegistry
 from watcher.config import HttpSettings, SdkSource
 from watcher.sources import ADAPTERS
 from watcher.sources.base import MemoryHttpCache, RegistryHttp, Release
 
 T = TypeVar("T")
 
-# registry → the fake server's folder that stands for its root (what a source's ``url:`` points at)
-ROOTS = {
-    "pypi": "pypi/simple",
-    "npm": "npm",
-    "nuget": "nuget/v3",
-    "goproxy": "goproxy",
-    "crates": "crates",
-    "maven": "maven",
-    "rubygems": "rubygems",
-    "packagist": "packagist",
-    "github": "github",
-}
+ROOTS = REGISTRY_ROOTS
 
 
 def source(registry: FakeRegistry, kind: str, package: str, folder: str | None = None) -> SdkSource:
