@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from watcher.config import load_config  # noqa: E402
-from watcher.store import Store  # noqa: E402
+from watcher.core.store import Store  # noqa: E402
 from watcher.suites.worker import process_queue, queue_for_release  # noqa: E402
 
 LIBRARY = ROOT / "examples" / "library"

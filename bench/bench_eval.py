@@ -28,10 +28,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.fakes.model_provider import FakeProvider  # noqa: E402
-from watcher.config import LoadedConfig, Server, load_config  # noqa: E402
+from watcher.config import LoadedConfig, load_config  # noqa: E402
 from watcher.evaluation import run as eval_run  # noqa: E402
 from watcher.evaluation.harness import ServerTarget  # noqa: E402
 from watcher.evaluation.run import run_evaluation  # noqa: E402
+from watcher.suites.settings import Server  # noqa: E402
 
 LIBRARY = ROOT / "examples" / "library"
 API_KEY = "sk-bench-never-in-a-server"

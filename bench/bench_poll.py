@@ -26,9 +26,9 @@ import httpx
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script from anywhere
 
 from bench.fakes.registry_server import FIXTURE_SOURCES, FakeRegistry, serve_registry  # noqa: E402
-from watcher.config import HttpSettings, SdkSource  # noqa: E402
 from watcher.sources import ADAPTERS  # noqa: E402
 from watcher.sources.base import MemoryHttpCache, RegistryHttp, Release  # noqa: E402
+from watcher.sources.settings import HttpSettings, SdkSource  # noqa: E402
 
 # (registry, package, the fake server's folder standing for the registry root): 20 sources, every registry
 SOURCES = [source for source in FIXTURE_SOURCES if source[2] != "pypi/crafted"]

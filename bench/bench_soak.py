@@ -30,9 +30,9 @@ from bench.bench_poll import SOURCES  # noqa: E402
 from bench.fakes.registry_server import FIXTURES, serve_registry  # noqa: E402
 from bench.fakes.slack_server import FakeSlack  # noqa: E402
 from watcher.config import LoadedConfig, parse_config  # noqa: E402
+from watcher.core.store import Store  # noqa: E402
 from watcher.notify.delivery import WebApiSink, deliver_outbox  # noqa: E402
-from watcher.poller import poll_all  # noqa: E402
-from watcher.store import Store  # noqa: E402
+from watcher.polling.poll import poll_all  # noqa: E402
 
 WARM_UP = 20
 

@@ -39,10 +39,10 @@ from bench.fakes.mcp_history import MCP_PAGE, McpHistory  # noqa: E402
 from bench.fakes.registry_server import FIXTURE_SOURCES, FIXTURES, FakeRegistry  # noqa: E402
 from bench.fakes.slack_server import FakeSlack  # noqa: E402
 from bench.service import Service, wait_until  # noqa: E402
-from watcher.cadence import plan_budget, simulate_requests  # noqa: E402
 from watcher.config import load_config  # noqa: E402
+from watcher.core.store import Store  # noqa: E402
+from watcher.polling.cadence import plan_budget, simulate_requests  # noqa: E402
 from watcher.spec.calendar import ReleaseCalendar  # noqa: E402
-from watcher.store import Store  # noqa: E402
 
 CLOCK_START = "2027-03-04T12:00:00Z"
 """Inside the beta window of the release projected for 2027-03-30; a Thursday, so no digest is due."""

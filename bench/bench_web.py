@@ -35,8 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from starlette.testclient import TestClient  # noqa: E402
 
 from watcher.config import load_config  # noqa: E402
-from watcher.health import Readiness, build_app  # noqa: E402
-from watcher.store import Notice, Store, iso  # noqa: E402
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice  # noqa: E402
+from watcher.core.timefmt import iso
+from watcher.ops.health import Readiness, build_app  # noqa: E402
 from watcher.web.access import Access  # noqa: E402
 from watcher.web.app import web_parts  # noqa: E402
 from watcher.web.context import WebContext  # noqa: E402

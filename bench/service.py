@@ -14,7 +14,7 @@ from pathlib import Path
 
 import httpx
 
-from watcher.clock import START_VARIABLE
+from watcher.core.clock import START_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[1]
 

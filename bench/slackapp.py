@@ -19,14 +19,15 @@ import yaml
 from starlette.middleware import Middleware
 
 from bench.fakes.slack_server import FakeSlack, wait_for
-from watcher import clock
-from watcher.config import LoadedConfig, SlackCredentials, parse_config
-from watcher.health import HttpServer, Readiness, build_app
+from watcher.config import LoadedConfig, parse_config
+from watcher.core import clock
+from watcher.core.store import Store
+from watcher.core.timefmt import utcnow
 from watcher.notify.delivery import WebApiSink, deliver_outbox
-from watcher.poller import _notify_teams
-from watcher.store import Store
+from watcher.notify.settings import SlackCredentials
+from watcher.ops.health import HttpServer, Readiness, build_app
+from watcher.polling.poll import _notify_teams
 from watcher.suites.notices import result_notice
-from watcher.timefmt import utcnow
 
 CLOCK_START = "2026-12-03T12:00:00Z"
 SECRET = "8f742231b10e8888abcd99yyyzzz85a5"

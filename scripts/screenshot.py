@@ -41,7 +41,7 @@ from tests.fakes.registry_server import FIXTURES, REGISTRY_ROOTS, serve_registry
 from tests.helpers import SERVICE_CLOCK_START, start_service  # noqa: E402
 from tests.spec.helpers import REGISTRY_PATH, REPO, serve_spec  # noqa: E402
 from tests.web.browser_helpers import CHROMIUM, NO_BROWSER, chromium, overflow  # noqa: E402
-from watcher.clock import START_VARIABLE  # noqa: E402
+from watcher.core.clock import START_VARIABLE  # noqa: E402
 
 SHIPPED = ROOT / "config" / "watcher.yaml"
 SERVER_PATHS = ("path", "baseline_snapshot", "expected_failures")

@@ -8,12 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import library_server, write_config
-from watcher.cadence import DAY_MINUTES, decide, next_poll, plan_budget, simulate_requests, window_sources
-from watcher.config import ConfigError, WatcherConfig, parse_config
+from watcher.config import WatcherConfig, parse_config
+from watcher.core.errors import ConfigError
+from watcher.core.store import Store
+from watcher.polling.cadence import DAY_MINUTES, decide, next_poll, plan_budget, simulate_requests, window_sources
 from watcher.service import Service
 from watcher.spec.calendar import ReleaseCalendar
 from watcher.spec.revisions import SpecRevision
-from watcher.store import Store
 
 CALENDAR = ReleaseCalendar()  # March and September, the Dec 2026 release moved to March 2027, 45-day lead
 WINDOW_OPENS = datetime(2027, 2, 13, tzinfo=UTC)  # 45 days before Tuesday 2027-03-30
@@ -143,8 +144,8 @@ def test_the_poll_job_replans_its_next_run_when_the_window_opens(tmp_path: Path)
 
 
 def test_status_shows_the_cadence_and_why(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    from watcher import clock
-    from watcher.status import collect_status, render_status
+    from watcher.core import clock
+    from watcher.ops.status import collect_status, render_status
 
     loaded = write_config(tmp_path, [library_server(path="/nonexistent/library")], tmp_path / "envs")
     store = Store(tmp_path / "state.db")

@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tests.helpers import ROOT
-from watcher import clock
+from watcher.core import clock
 
 
 def test_the_clock_starts_where_the_variable_says_and_runs_on(monkeypatch: pytest.MonkeyPatch):

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from watcher.config import ConfigError, load_config, parse_config, secret_env_names, slack_credentials
+from watcher.config import load_config, parse_config, secret_env_names
+from watcher.core.errors import ConfigError
+from watcher.notify.settings import slack_credentials
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -105,10 +107,12 @@ def test_json_log_lines_carry_ids_and_mask_secrets(monkeypatch: pytest.MonkeyPat
     import json
     import logging
 
-    from watcher.logs import JsonFormatter, RedactingFilter
+    from watcher.core.logs import JsonFormatter, RedactingFilter
 
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-live-secret")
-    record = logging.LogRecord("watcher.poller", logging.WARNING, __file__, 1, "poll of %s failed: %s", None, None)
+    record = logging.LogRecord(
+        "watcher.polling.poll", logging.WARNING, __file__, 1, "poll of %s failed: %s", None, None
+    )
     record.args = ("python", "token xoxb-live-secret rejected")
     record.source = "python"
     RedactingFilter().filter(record)

@@ -14,7 +14,7 @@ from tests.fakes.slack_server import FakeSlack
 from tests.helpers import start_service, wait_until
 from tests.spec.helpers import spec_config
 from tests.suites.helpers import library_server
-from watcher.store import Store
+from watcher.core.store import Store
 
 pytestmark = pytest.mark.xdist_group("service")
 

@@ -1,4 +1,4 @@
-"""The exception tree drawn in watcher/errors.py is the tree the code has."""
+"""The exception tree drawn in watcher/core/errors.py is the tree the code has."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pkgutil
 import re
 
 import watcher
-from watcher import errors
+from watcher.core import errors
 
 
 def _import_every_module() -> None:
@@ -49,11 +49,10 @@ def test_every_public_error_derives_from_watcher_error_and_is_drawn_under_its_pa
 
 
 def test_errors_stay_importable_from_the_modules_that_raise_them() -> None:
-    from watcher.config import ConfigError
+    from watcher.core.errors import ConfigError, SchemaTooNew
     from watcher.sources.base import SourceError
     from watcher.spec.registry import RegistryFormatError
     from watcher.spec.seps import SepLookupError
-    from watcher.store import SchemaTooNew
     from watcher.suites.conformance import ConformanceError
     from watcher.suites.toolchain import ToolMissing
 

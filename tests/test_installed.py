@@ -25,7 +25,7 @@ from uv import find_uv_bin
 
 from tests.helpers import SERVICE_CLOCK_START, free_port
 from tests.spec.helpers import spec_config
-from watcher.clock import START_VARIABLE
+from watcher.core.clock import START_VARIABLE
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("installed"), pytest.mark.timeout(600)]
 

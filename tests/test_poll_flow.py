@@ -14,7 +14,7 @@ from tests.fakes.mcp_history import MCP_PAGE, McpHistory
 from tests.fakes.registry_server import FIXTURES, serve_registry
 from tests.fakes.slack_server import FakeSlack
 from watcher.cli import main
-from watcher.store import Store
+from watcher.core.store import Store
 
 
 @pytest.fixture

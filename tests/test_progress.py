@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from watcher import progress
+from watcher.core import progress
 
 ROOT = Path(__file__).resolve().parent.parent
 LIBRARY = ROOT / "examples" / "library"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.helpers import ROOT, SERVICE_CLOCK_START, free_port, start_service, wait_until
-from watcher.clock import START_VARIABLE
-from watcher.instance import lock_path
+from watcher.core.clock import START_VARIABLE
+from watcher.core.instance import lock_path
 
 pytestmark = pytest.mark.xdist_group("service")
 

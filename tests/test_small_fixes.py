@@ -11,10 +11,10 @@ import pytest
 from tests.fakes.registry_server import FakeRegistry, serve_registry
 from tests.helpers import free_port
 from watcher.cli import main
-from watcher.config import load_config
-from watcher.errors import PollFailed
+from watcher.config import load_config, open_state
+from watcher.core.errors import PollFailed
+from watcher.core.store_schema import Notice
 from watcher.service import Service
-from watcher.store import Notice, open_state
 
 
 @pytest.fixture

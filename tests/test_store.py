@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from watcher.store import Notice, Store
-from watcher.store_schema import OutboxBacklog, PollCount, VerdictFigures, VersionRow
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice, OutboxBacklog, PollCount, VerdictFigures, VersionRow
 
 T0 = datetime(2026, 2, 28, 10, 0, tzinfo=UTC)
 
@@ -99,7 +99,7 @@ def test_threads_sharing_the_store_never_trip_over_each_others_transactions(tmp_
     import threading
     from datetime import UTC, datetime
 
-    from watcher.store_schema import VersionRow
+    from watcher.core.store_schema import VersionRow
 
     store = Store(tmp_path / "state.db")
     errors: list[str] = []

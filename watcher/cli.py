@@ -6,25 +6,26 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
-# Only what parsing the command line needs: each command imports its own modules inside its handler,
-# so `--help` or a `diff` does not pay for the whole product (mcp, matplotlib, the providers…).
-from watcher import clock, vault
 from watcher.backtest.commands import register as register_backtest_command
 from watcher.cli_support import config_and_state, loaded_config
-from watcher.clock import ClockSettingError
 from watcher.contract.commands import register as register_contract_commands
+
+# Only what parsing the command line needs: each command imports its own modules inside its handler,
+# so `--help` or a `diff` does not pay for the whole product (mcp, matplotlib, the providers…).
+from watcher.core import clock, vault
+from watcher.core.clock import ClockSettingError
+from watcher.core.errors import ConfigError, SchemaTooNew, StateError
+from watcher.core.logs import setup_logging
 from watcher.digest.commands import register as register_digest_command
-from watcher.errors import ConfigError, SchemaTooNew, StateError
 from watcher.evaluation.commands import register as register_evaluation_command
-from watcher.logs import setup_logging
 from watcher.readiness.commands import register as register_readiness_command
 from watcher.spec.commands import register as register_spec_commands
 from watcher.suites.commands import register as register_suite_commands
 
 if TYPE_CHECKING:
     from watcher.config import LoadedConfig, WatcherConfig
-    from watcher.poller import PollResult
-    from watcher.store import Store
+    from watcher.core.store import Store
+    from watcher.polling.poll import PollResult
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -137,9 +138,9 @@ def _poll(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
     import asyncio
     import json
 
-    from watcher.config import slack_credentials
     from watcher.notify.delivery import deliver_outbox, make_sink
-    from watcher.poller import poll_all
+    from watcher.notify.settings import slack_credentials
+    from watcher.polling.poll import poll_all
     from watcher.suites.worker import process_queue, queue_after_poll
 
     result = asyncio.run(poll_all(loaded, store))
@@ -196,7 +197,7 @@ def _print_poll(result: PollResult, queued: list[str]) -> None:
 def cmd_status(args: argparse.Namespace) -> int:
     import json
 
-    from watcher.status import collect_status, render_status
+    from watcher.ops.status import collect_status, render_status
 
     with config_and_state(args) as (loaded, store):
         status = collect_status(loaded, store)
@@ -210,9 +211,9 @@ def cmd_outbox(args: argparse.Namespace) -> int:
 
 
 def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
-    from watcher.config import slack_credentials
     from watcher.notify.delivery import deliver_outbox, make_sink
     from watcher.notify.resend import requeue_failed, resend_console
+    from watcher.notify.settings import slack_credentials
 
     if args.resend_console:
         code = resend_console(loaded, store, args.since)
@@ -239,7 +240,7 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.check:
-        from watcher.startup_check import startup_check
+        from watcher.ops.startup_check import startup_check
 
         lines = startup_check(loaded_config(args))
         for line in lines:

@@ -14,11 +14,11 @@ from contextlib import contextmanager
 from datetime import date
 from typing import TYPE_CHECKING, TypeAlias
 
-from watcher.errors import ConfigError
+from watcher.core.errors import ConfigError
 
 if TYPE_CHECKING:
     from watcher.config import LoadedConfig
-    from watcher.store import Store
+    from watcher.core.store import Store
 
 Handler = Callable[[argparse.Namespace], int]
 Subparsers: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -35,7 +35,7 @@ def loaded_config(args: argparse.Namespace) -> LoadedConfig:
 @contextmanager
 def config_and_state(args: argparse.Namespace) -> Iterator[tuple[LoadedConfig, Store]]:
     """The configuration and its state database, closed again when the command is done."""
-    from watcher.store import open_state
+    from watcher.config import open_state
 
     loaded = loaded_config(args)
     store = open_state(loaded)

@@ -16,21 +16,22 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
-from watcher import clock, progress
-from watcher.cadence import Cadence, current_cadence, next_poll, plan_budget
-from watcher.config import LoadedConfig, slack_credentials
+from watcher.config import LoadedConfig, open_state, state_path
+from watcher.core import clock, progress
+from watcher.core.errors import PollFailed
+from watcher.core.instance import single_instance
+from watcher.core.store import Store
+from watcher.core.timefmt import utcnow
 from watcher.digest.schedule import register_digest_job, send_due_digests
-from watcher.errors import PollFailed
-from watcher.health import HttpServer, Readiness, build_app
-from watcher.instance import single_instance
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination
-from watcher.poller import poll_all
+from watcher.notify.settings import slack_credentials
+from watcher.ops.health import HttpServer, Readiness, build_app
+from watcher.polling.cadence import Cadence, current_cadence, next_poll, plan_budget
+from watcher.polling.poll import poll_all
 from watcher.spec import watch as spec_watch
-from watcher.store import Store, open_state, state_path
 from watcher.suites import reaper
 from watcher.suites.worker import process_queue, queue_after_poll
-from watcher.timefmt import utcnow
 
 log = logging.getLogger(__name__)
 READINESS_FIRST_MINUTES = 30
@@ -107,7 +108,7 @@ class Service:
             progress.stage("reading the spec's deprecated features and releases")
             summary = asyncio.run(_with_client(lambda client: spec_watch.poll_spec(self.loaded, self.store, client)))
             self.store.record_poll("spec", "spec", started, summary.get("ok", False), summary.get("error"))
-            from watcher.source_alerts import check_sources
+            from watcher.polling.alerts import check_sources
 
             check_sources(self.store, self.loaded.config)
             if summary.get("ok"):
@@ -250,7 +251,7 @@ class Service:
 
     def jobs(self) -> list[tuple[str, Callable[[], None], dict[str, Any]]]:
         schedule = self.loaded.config.schedule
-        now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.clock)
+        now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.core.clock)
         repos: list[tuple[str, Callable[[], None], dict[str, Any]]] = []
         if self.central.config.repos or self.central.config.discover.github:
             repos.append(

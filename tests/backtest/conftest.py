@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.backtest.helpers import CLOCK_START
-from watcher import clock
+from watcher.core import clock
 
 
 @pytest.fixture(autouse=True)

@@ -14,7 +14,7 @@ from tests.fakes.github_server import FakeGitHub
 from tests.fakes.registry_server import serve_registry
 from tests.suites.test_github_actions import REPO, TOKEN, WORKFLOW, ci_report
 from watcher.backtest.replay import run_backtest
-from watcher.store import Store
+from watcher.core.store import Store
 
 
 @pytest.fixture

@@ -31,8 +31,8 @@ from watcher.backtest import timeline
 from watcher.backtest.render import render_text
 from watcher.backtest.replay import run_backtest
 from watcher.cli import main
-from watcher.health import Readiness, build_app
-from watcher.store import Store
+from watcher.core.store import Store
+from watcher.ops.health import Readiness, build_app
 from watcher.web.access import Access
 from watcher.web.app import web_parts
 from watcher.web.context import WebContext

@@ -13,7 +13,7 @@ from tests.fakes.registry_server import serve_registry
 from watcher.backtest.history import read_history, select
 from watcher.backtest.replay import BacktestError, run_backtest
 from watcher.cli import main
-from watcher.store import Store
+from watcher.core.store import Store
 
 
 @pytest.fixture

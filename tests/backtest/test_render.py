@@ -7,7 +7,7 @@ from datetime import UTC, date, datetime
 from watcher.backtest.history import Period, Replayed
 from watcher.backtest.render import render_markdown, render_text
 from watcher.backtest.replay import Slot, build_answer
-from watcher.config import Server
+from watcher.suites.settings import Server
 
 
 def replayed(version: str, day: str, pre: bool) -> Replayed:

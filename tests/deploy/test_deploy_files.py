@@ -35,8 +35,8 @@ import pytest
 import yaml
 
 from tests.helpers import SERVICE_CLOCK_START
-from watcher.clock import START_VARIABLE
 from watcher.config import WatcherConfig, load_config
+from watcher.core.clock import START_VARIABLE
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"

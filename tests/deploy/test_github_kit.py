@@ -19,8 +19,9 @@ import pytest
 import yaml
 
 from watcher.cli import build_parser
-from watcher.config import GitHubActionsExecutor, load_config
+from watcher.config import load_config
 from watcher.suites.executors.github_actions import DISPATCH_INPUTS
+from watcher.suites.settings import GitHubActionsExecutor
 
 ROOT = Path(__file__).resolve().parents[2]
 KIT = ROOT / "deploy" / "github"

@@ -19,8 +19,11 @@ from typing import Any
 
 import yaml
 
-from watcher import clock
 from watcher.config import LoadedConfig, load_config
+from watcher.core import clock
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
+from watcher.core.timefmt import iso
 from watcher.digest import commands as digest_commands
 from watcher.spec.calendar import ReleaseCalendar
 from watcher.spec.notices import Change
@@ -28,7 +31,6 @@ from watcher.spec.registry import parse_registry
 from watcher.spec.removal import compute_deprecations
 from watcher.spec.revisions import SpecRevision
 from watcher.spec.watch import KV_LAST_GOOD, KV_REVISIONS
-from watcher.store import Notice, Store, iso
 
 TODAY = date(2026, 11, 30)  # a Monday
 DIGEST_NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
@@ -279,7 +281,7 @@ def build_state(
 
 @contextmanager
 def clock_at(moment: datetime) -> Iterator[None]:
-    """The watcher's clock (watcher.clock) starts at ``moment`` for the duration."""
+    """The watcher's clock (watcher.core.clock) starts at ``moment`` for the duration."""
     before = os.environ.get(clock.START_VARIABLE)
     os.environ[clock.START_VARIABLE] = moment.isoformat()
     clock._offset.cache_clear()

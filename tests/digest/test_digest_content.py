@@ -19,12 +19,13 @@ from tests.digest.helpers import (
     seed_spec,
     write_config,
 )
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_markdown
 from watcher.digest.sections.exposure import features_named
 from watcher.sources.notices import release_page
 from watcher.spec.notices import Change
-from watcher.store import Notice, Store
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from PIL import Image
 
 from tests.digest.helpers import FixedState, big_registry, build_state
-from watcher.config import ConfigError, DigestSettings
+from watcher.core.errors import ConfigError
 from watcher.digest.schedule import (
     digest_trigger,
     due_time,
@@ -22,6 +22,7 @@ from watcher.digest.schedule import (
     register_digest_job,
     send_due_digests,
 )
+from watcher.digest.settings import DigestSettings
 
 
 def at(text: str) -> datetime:

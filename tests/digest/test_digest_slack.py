@@ -9,9 +9,9 @@ import pytest
 
 from tests.digest.helpers import FixedState, big_registry, build_state, cli
 from tests.fakes.slack_server import FakeSlack
-from watcher.config import SlackSettings
 from watcher.digest.schedule import send_due_digests
 from watcher.notify.delivery import WebApiSink, deliver_outbox
+from watcher.notify.settings import SlackSettings
 
 MONDAY_NOON = datetime.fromisoformat("2026-11-30T12:00:00+00:00")
 

@@ -13,10 +13,11 @@ import pytest
 from tests.digest.helpers import DIGEST_NOW, REGISTRY, SPEC_RELEASES, TODAY, build_state, write_config
 from tests.fakes.github_server import FakeGitHub
 from watcher.config import LoadedConfig
+from watcher.core.store import Store
+from watcher.core.timefmt import utcnow
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_markdown
 from watcher.spec.watch import poll_spec
-from watcher.store import Store, utcnow
 
 REPO = "example/spec"
 REGISTRY_PATH = f"{REPO}/main/docs/deprecated.mdx"

@@ -9,9 +9,9 @@ from pathlib import Path
 from PIL import Image
 
 from tests.digest.helpers import DIGEST_NOW, REGISTRY, TODAY, build_state, seed_spec, write_config
+from watcher.core.store import Store
 from watcher.digest.build import build_digest
 from watcher.digest.timeline import AFFECTED_COLOR, OTHER_COLOR, UNRESOLVED_COLOR, digest_timeline, height_px
-from watcher.store import Store
 
 
 def test_png_is_valid_with_the_expected_size_and_one_bar_per_deprecated_feature(tmp_path: Path):

@@ -9,8 +9,9 @@ import yaml
 from pydantic import BaseModel
 
 from tests.docs.helpers import DOCS, code_spans, tables
-from watcher.config import Registry, WatcherConfig
+from watcher.config import WatcherConfig
 from watcher.sources import DEFAULT_BASES
+from watcher.sources.settings import Registry
 
 CONFIG_DOC = DOCS / "configuration.md"
 REQUIRED = object()
@@ -113,8 +114,8 @@ def test_what_url_means_is_said_for_every_registry():
 
 def _team_file_keys() -> dict[str, Any]:
     """The team file's keys: a central server's, minus the platform's, `path` meaning the repository folder."""
-    from watcher.config import Server
     from watcher.repos.teamfile import DETECTED, NESTED_PLATFORM_KEYS, PLATFORM_KEYS
+    from watcher.suites.settings import Server
 
     keys = _keys(Server, "servers[].")
     found = {

@@ -12,9 +12,10 @@ from typing import Any
 import pytest
 import yaml
 
-from watcher.config import LoadedConfig, Server, load_config
+from watcher.config import LoadedConfig, load_config
 from watcher.evaluation import run as eval_run
 from watcher.evaluation.harness import ServerTarget
+from watcher.suites.settings import Server
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "sk-test-5f0c2a9e-never-in-a-server"

@@ -13,7 +13,7 @@ from tests.evaluation.helpers import API_KEY, use_variants, write_config
 from tests.fakes.model_provider import FakeProvider
 from watcher.cli import main
 from watcher.config import LoadedConfig
-from watcher.store import Store
+from watcher.core.store import Store
 from watcher.suites import worker
 from watcher.suites.executors import local as local_executor
 

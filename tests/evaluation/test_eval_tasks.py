@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from tests.evaluation.helpers import ROOT, TASKS
-from watcher.config import ConfigError, parse_config
+from watcher.config import parse_config
+from watcher.core.errors import ConfigError
 from watcher.evaluation.tasks import load_tasks, parse_tasks
 
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from tests.fakes.slack_server import FakeSlack
-from watcher.config import SlackCredentials, SlackSettings
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
 from watcher.notify.delivery import ConsoleSink, WebApiSink, deliver_outbox, make_sink
-from watcher.store import Notice, Store
+from watcher.notify.settings import SlackCredentials, SlackSettings
 
 
 def notice(key: str, channel: str = "#books-mcp", thread_of: str | None = None, files=None) -> Notice:
@@ -158,7 +159,7 @@ def test_no_credentials_prints_to_console_and_records_it(store: Store):
 
 
 def test_token_never_reaches_the_logs(slack: FakeSlack, store: Store, caplog: pytest.LogCaptureFixture):
-    from watcher.logs import RedactingFilter
+    from watcher.core.logs import RedactingFilter
 
     caplog.handler.addFilter(RedactingFilter())
     caplog.set_level(logging.DEBUG)

@@ -19,17 +19,17 @@ from starlette.testclient import TestClient
 from tests.fakes.registry_server import FakeRegistry, serve_registry
 from tests.readiness.helpers import pack_suite, publish
 from tests.suites.helpers import CONFORMANCE, ROOT, library_server, library_ts_server
-from watcher.clock import START_VARIABLE
 from watcher.config import LoadedConfig, load_config
+from watcher.core.clock import START_VARIABLE
+from watcher.core.store import Store
+from watcher.core.store_schema import VersionRow
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_markdown
-from watcher.health import Readiness as ServiceReadiness
-from watcher.health import build_app
+from watcher.ops.health import Readiness as ServiceReadiness
+from watcher.ops.health import build_app
 from watcher.readiness.cycle import check_readiness
 from watcher.readiness.suite import SUITE_SOURCE
 from watcher.readiness.view import KV_RESULTS, collect_readiness, digest_line
-from watcher.store import Store
-from watcher.store_schema import VersionRow
 from watcher.suites.conformance import ensure_conformance
 from watcher.web.access import Access
 from watcher.web.app import web_parts

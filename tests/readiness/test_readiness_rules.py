@@ -10,6 +10,8 @@ import pytest
 
 from tests.suites.helpers import check, library_server, library_ts_server, write_config
 from watcher.config import LoadedConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import VersionRow
 from watcher.readiness.candidate import differences
 from watcher.readiness.cycle import close_released, outcome_of, update_windows
 from watcher.readiness.judge import to_fix
@@ -18,8 +20,6 @@ from watcher.readiness.plan import cli_arguments, new_sets, sdk_version_for, tar
 from watcher.readiness.view import KV_RESULTS, collect_readiness, digest_line
 from watcher.spec.calendar import ReleaseCalendar
 from watcher.spec.revisions import SpecRevision
-from watcher.store import Store
-from watcher.store_schema import VersionRow
 
 TODAY = date(2026, 12, 1)
 CALENDAR = ReleaseCalendar()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from watcher.cli import main
-from watcher.config import ConfigError, parse_config
+from watcher.config import parse_config
+from watcher.core.errors import ConfigError
 
 TWICE = """\
 teams:

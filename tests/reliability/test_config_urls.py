@@ -9,7 +9,9 @@ import pytest
 
 from tests.sources.helpers import ROOTS
 from watcher.cli import main
-from watcher.config import ConfigError, Registry, parse_config
+from watcher.config import parse_config
+from watcher.core.errors import ConfigError
+from watcher.sources.settings import Registry
 from watcher.sources.urls import EXPECTED
 
 PACKAGES = {

@@ -10,10 +10,11 @@ import pytest
 from tests.fakes.slack_server import FakeSlack
 from tests.reliability.conftest import python_only
 from watcher.cli import main
-from watcher.config import SlackCredentials, SlackSettings
-from watcher.health import Readiness, build_app
+from watcher.core.store import Store
+from watcher.core.timefmt import utcnow
 from watcher.notify.destination import describe_destination
-from watcher.store import Store, utcnow
+from watcher.notify.settings import SlackCredentials, SlackSettings
+from watcher.ops.health import Readiness, build_app
 
 
 def state_of(config: Path) -> Store:
@@ -99,8 +100,9 @@ def test_retry_failed_routes_by_the_current_config(slack: FakeSlack, write_confi
     store = state_of(wrong)
     store.enqueue(notice("k1", channel="#bookz"))
     assert main(["--config", str(wrong), "outbox"]) == 0
-    from watcher.config import load_config, slack_credentials
+    from watcher.config import load_config
     from watcher.notify.delivery import deliver_outbox, make_sink
+    from watcher.notify.settings import slack_credentials
 
     loaded = load_config(wrong)
     deliver_outbox(store, make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store))

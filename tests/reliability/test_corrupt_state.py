@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from watcher.cli import main
-from watcher.store import StateError, Store
+from watcher.core.store import StateError, Store
 
 
 def config_with_state(write_config, state: Path) -> Path:

@@ -17,8 +17,8 @@ from tests.fakes.github_server import FakeGitHub
 from tests.spec.helpers import REGISTRY_PATH, REPO, fixture, poll, serve_spec, spec_config
 from watcher.cli import main
 from watcher.config import load_config
+from watcher.core.store import Store
 from watcher.spec.watch import KV_LAST_GOOD
-from watcher.store import Store
 
 POLLED = datetime(2026, 11, 30, 6, 0, tzinfo=UTC)
 NOT_READ_YET = "has not been read yet"

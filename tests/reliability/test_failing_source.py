@@ -9,9 +9,10 @@ from pathlib import Path
 from tests.reliability.conftest import python_only
 from watcher.cli import main
 from watcher.config import load_config
+from watcher.core.store import Store
+from watcher.core.timefmt import iso
 from watcher.digest.build import build_digest
-from watcher.source_alerts import check_sources, unchecked_sources
-from watcher.store import Store, iso
+from watcher.polling.alerts import check_sources, unchecked_sources
 
 T0 = datetime(2026, 11, 23, 9, 0, tzinfo=UTC)
 

@@ -16,8 +16,8 @@ from tests.fakes.github_server import FakeGitHub
 from tests.fakes.slack_server import FakeSlack
 from watcher.cli import main
 from watcher.config import load_config
+from watcher.core.store import Store
 from watcher.evaluation.run import run_evaluation
-from watcher.store import Store
 from watcher.suites.executors import execute
 from watcher.suites.runner import run_check
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tests.reliability.conftest import python_only
 from watcher.cli import main
-from watcher.store import Store
+from watcher.core.store import Store
 
 MCP = "/pypi/simple/mcp/"
 

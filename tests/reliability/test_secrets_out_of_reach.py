@@ -141,7 +141,7 @@ def test_without_a_sandbox_no_process_environment_shows_a_secret(tmp_path: Path,
 _SEALED_CHILD = """
 import ctypes, os, sys, time
 sys.path.insert(0, {root!r})
-from watcher import vault
+from watcher.core import vault
 protection = vault.seal(["SLACK_BOT_TOKEN"], granted=["OTHER_DB_PASSWORD"])
 assert "SLACK_BOT_TOKEN" not in os.environ and vault.environ()["SLACK_BOT_TOKEN"]
 assert os.environ["OTHER_DB_PASSWORD"]  # granted to its server: still there for the run that needs it
@@ -187,7 +187,7 @@ def test_a_same_user_process_cannot_read_the_sealed_watchers_environment(tmp_pat
 
 
 def test_non_dumpable_is_reported_as_a_no_op_off_linux(monkeypatch: pytest.MonkeyPatch):
-    from watcher import vault
+    from watcher.core import vault
 
     monkeypatch.setattr(sys, "platform", "darwin")
     assert vault.make_non_dumpable() == (False, "prctl(PR_SET_DUMPABLE) is Linux only (this is darwin)")

@@ -12,9 +12,9 @@ from tests.fakes.slack_server import FakeSlack, wait_for
 from tests.notify.test_delivery import notice
 from tests.reliability.conftest import python_only
 from watcher.cli import main
-from watcher.config import SlackSettings
+from watcher.core.store import Store
 from watcher.notify.delivery import WebApiSink, deliver_outbox
-from watcher.store import Store
+from watcher.notify.settings import SlackSettings
 
 
 @pytest.fixture

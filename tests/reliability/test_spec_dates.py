@@ -16,7 +16,7 @@ from tests.fakes.github_server import FakeGitHub
 from tests.spec.helpers import REGISTRY_PATH, fixture, poll, serve_spec, spec_config
 from watcher.cli import main
 from watcher.config import load_config
-from watcher.store import Store
+from watcher.core.store import Store
 
 TODAY = "2026-11-29"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from watcher import vault
+from watcher.core import vault
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
@@ -148,4 +148,4 @@ def test_the_entry_module_imports_nothing_heavy_before_the_seal():
         "print(new, heavy)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert done.stdout.strip() == "['watcher', 'watcher.entry', 'watcher.vault'] []"
+    assert done.stdout.strip() == "['watcher', 'watcher.core', 'watcher.core.vault', 'watcher.entry'] []"

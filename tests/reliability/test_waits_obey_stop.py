@@ -11,9 +11,9 @@ import httpx
 import pytest
 
 from tests.fakes.github_server import FakeGitHub
-from watcher.config import HttpSettings, SdkSource
 from watcher.sources import github
 from watcher.sources.base import MemoryHttpCache, RegistryHttp, SourceError
+from watcher.sources.settings import HttpSettings, SdkSource
 
 
 def test_a_retry_after_wait_ends_when_the_service_stops():

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 from tests.repos.helpers import central_config, change, team_repo
+from watcher.core.store import Store
+from watcher.ops.status import collect_status, render_status
 from watcher.repos.detect import Detection, ManifestError, detect
 from watcher.repos.sync import sync_repos
-from watcher.status import collect_status, render_status
-from watcher.store import Store
 
 CSPROJ = """<Project Sdk="Microsoft.NET.Sdk">
   <ItemGroup>

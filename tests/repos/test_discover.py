@@ -8,10 +8,10 @@ from tests.fakes.git_http_server import FakeGitHost
 from tests.fakes.github_server import FakeGitHub
 from tests.repos.helpers import TEAM_FILE, central_config, team_repo
 from tests.suites.helpers import bare_clone
+from watcher.core.store import Store
+from watcher.ops.status import collect_status, render_status
 from watcher.repos.discover import discovery_error
 from watcher.repos.sync import sync_repos
-from watcher.status import collect_status, render_status
-from watcher.store import Store
 
 DATE = "2026-11-01T12:00:00Z"
 

@@ -6,11 +6,11 @@ from pathlib import Path
 
 from tests.fakes.slack_server import FakeSlack
 from tests.repos.helpers import central_config, change, team_repo
-from watcher.config import SlackSettings
+from watcher.core.store import Store
 from watcher.notify.delivery import WebApiSink, deliver_outbox
+from watcher.notify.settings import SlackSettings
 from watcher.repos.onboarding import send_due_onboarding, start_onboarding
 from watcher.repos.sync import LoadedConfig, sync_repos
-from watcher.store import Store
 from watcher.suites.worker import process_queue
 
 # A declared build that fails: a real run with a real (error) verdict, without installing an SDK.

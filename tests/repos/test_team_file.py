@@ -10,11 +10,13 @@ import pytest
 from tests.fakes.slack_server import FakeSlack
 from tests.repos.helpers import TEAM_FILE, central_config, change, team_repo
 from tests.suites.helpers import head
-from watcher.config import ConfigError, SlackSettings, parse_config
+from watcher.config import parse_config
+from watcher.core.errors import ConfigError
+from watcher.core.store import Store
 from watcher.notify.delivery import WebApiSink, deliver_outbox
+from watcher.notify.settings import SlackSettings
 from watcher.repos.sync import effective_config, repo_states, sync_repos
 from watcher.repos.teamfile import github_repository
-from watcher.store import Store
 
 
 def store_of(folder: Path) -> Store:
@@ -90,7 +92,7 @@ def test_a_broken_team_file_is_reported_once_and_the_last_good_config_stays(tmp_
     # The status page says it too, with the file, line and key.
     from starlette.testclient import TestClient
 
-    from watcher.health import Readiness, build_app
+    from watcher.ops.health import Readiness, build_app
     from watcher.web.access import Access
     from watcher.web.app import web_parts
     from watcher.web.context import WebContext

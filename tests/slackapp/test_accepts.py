@@ -12,13 +12,13 @@ import yaml
 from tests.slackapp.helpers import CHANGES, SERVER, VERSION, config_text, pinned_clock
 from watcher.config import LoadedConfig, parse_config
 from watcher.contract.accept import AcceptFile, apply_acceptance, parse_accept_file
+from watcher.core.store import Store
+from watcher.core.timefmt import today_utc
 from watcher.slackapp import records
 from watcher.slackapp.accepts import merge
 from watcher.slackapp.records import Actor
 from watcher.slackapp.summary import accepted_text, run_section
-from watcher.store import Store
 from watcher.suites.runner import _Run
-from watcher.timefmt import today_utc
 
 ALICE = Actor("U0ALICE", "alice")
 REMOVED = {"rule": "tool_removed", "list": "tools", "name": "search_books"}

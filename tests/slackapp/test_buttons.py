@@ -7,14 +7,15 @@ from pathlib import Path
 import pytest
 
 from tests.slackapp.helpers import SERVER, VERSION, config_text, pinned_clock
-from watcher.config import LoadedConfig, SlackCredentials, parse_config
+from watcher.config import LoadedConfig, parse_config
+from watcher.core.store import Store
+from watcher.core.timefmt import utcnow
+from watcher.notify.settings import SlackCredentials
+from watcher.ops.status import render_status
 from watcher.slackapp import buttons, records
 from watcher.slackapp.connect import describe, slack_app
 from watcher.slackapp.records import Actor, Origin
 from watcher.slackapp.summary import slack_status, status_lines
-from watcher.status import render_status
-from watcher.store import Store
-from watcher.timefmt import utcnow
 
 REPORT = {
     "server": SERVER,
@@ -118,7 +119,7 @@ def _minimal_status(section: dict) -> dict:
 
 
 def test_a_rerun_result_is_a_new_reply_and_a_muted_teams_result_is_not_sent(tmp_path, monkeypatch):
-    from watcher.store import Notice
+    from watcher.core.store_schema import Notice
 
     with pinned_clock(monkeypatch):
         store = Store(tmp_path / "s.db")

@@ -20,7 +20,7 @@ from tests.slackapp.helpers import (
     start_watcher,
     wait_responses,
 )
-from watcher import clock
+from watcher.core import clock
 from watcher.slackapp import records
 
 

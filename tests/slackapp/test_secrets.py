@@ -7,7 +7,9 @@ import pytest
 import yaml
 
 from tests.slackapp.helpers import config_text
-from watcher.config import ConfigError, SlackCredentials, own_secret_names, parse_config, slack_credentials
+from watcher.config import own_secret_names, parse_config
+from watcher.core.errors import ConfigError
+from watcher.notify.settings import SlackCredentials, slack_credentials
 
 
 def _config(tmp_path, **changes):

@@ -23,9 +23,9 @@ from tests.slackapp.helpers import (
     wait_responses,
 )
 from watcher.contract.accept import AcceptEntry
-from watcher.poller import _notify_teams
+from watcher.core.timefmt import utcnow
+from watcher.polling.poll import _notify_teams
 from watcher.slackapp import records
-from watcher.timefmt import utcnow
 
 
 @pytest.fixture

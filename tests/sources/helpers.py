@@ -10,9 +10,9 @@ import httpx
 
 from tests.fakes.registry_server import FIXTURE_SOURCES as FIXTURE_SOURCES  # one source per recorded package
 from tests.fakes.registry_server import REGISTRY_ROOTS, FakeRegistry
-from watcher.config import HttpSettings, SdkSource
 from watcher.sources import ADAPTERS
 from watcher.sources.base import MemoryHttpCache, RegistryHttp, Release
+from watcher.sources.settings import HttpSettings, SdkSource
 
 T = TypeVar("T")
 

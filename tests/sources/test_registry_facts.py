@@ -9,13 +9,14 @@ import typing
 import pytest
 
 import watcher.sources
-from watcher import config, schemes, versions
-from watcher.sources import ADAPTERS, DEFAULT_BASES, REGISTRIES, RegistryInfo, release_page
+from watcher.core import schemes
+from watcher.sources import ADAPTERS, DEFAULT_BASES, REGISTRIES, RegistryInfo, release_page, versions
+from watcher.sources.settings import Registry
 
 ADAPTER_MODULES = sorted(
     name
     for _, name, _ in pkgutil.iter_modules(watcher.sources.__path__)
-    if name not in ("base", "notices", "urls") and not name.startswith("_")  # notices, urls: no adapter
+    if name not in ("base", "notices", "urls", "settings", "versions") and not name.startswith("_")  # no adapter
 )
 
 
@@ -26,7 +27,7 @@ def test_every_adapter_module_declares_its_registry_and_every_table_is_built_fro
         assert isinstance(info, RegistryInfo) and info.name == name, name
         declared[name] = info
     assert declared == REGISTRIES
-    assert set(ADAPTERS) == set(DEFAULT_BASES) == set(declared) == set(typing.get_args(config.Registry))
+    assert set(ADAPTERS) == set(DEFAULT_BASES) == set(declared) == set(typing.get_args(Registry))
     for name, info in declared.items():
         assert schemes.SCHEMES[info.scheme.name] is info.scheme
         assert versions.scheme_of(name) is info.scheme

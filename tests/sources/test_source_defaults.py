@@ -8,9 +8,9 @@ from pathlib import Path
 import pypi_simple
 import pytest
 
-from watcher.config import SdkSource
 from watcher.sources import ADAPTERS, DEFAULT_BASES, base_url, npm, pypi
-from watcher.versions import REGISTRIES
+from watcher.sources.settings import SdkSource
+from watcher.sources.versions import REGISTRIES
 
 
 def test_every_registry_has_an_adapter_and_a_default_base() -> None:

@@ -1,10 +1,10 @@
-"""Pre-release detection and ordering per ecosystem (watcher.versions), table-driven."""
+"""Pre-release detection and ordering per ecosystem (watcher.sources.versions), table-driven."""
 
 from __future__ import annotations
 
 import pytest
 
-from watcher import versions
+from watcher.sources import versions
 
 PRERELEASE_CASES = [
     # registry, version, pre-release?

@@ -11,8 +11,8 @@ import httpx
 
 from tests.fakes.github_server import FakeGitHub
 from watcher.config import LoadedConfig
+from watcher.core.store import Store
 from watcher.spec.watch import poll_spec
-from watcher.store import Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 REPO = "modelcontextprotocol/modelcontextprotocol"

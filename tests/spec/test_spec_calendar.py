@@ -4,7 +4,7 @@ from datetime import date
 
 import pytest
 
-from watcher.config import Calendar, ConfigError
+from watcher.core.errors import ConfigError
 from watcher.spec.calendar import (
     ReleaseCalendar,
     add_months,
@@ -14,6 +14,7 @@ from watcher.spec.calendar import (
     release_slots,
 )
 from watcher.spec.revisions import SpecRevision
+from watcher.spec.settings import Calendar
 
 DEFAULT = ReleaseCalendar.from_settings(Calendar())
 

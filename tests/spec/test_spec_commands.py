@@ -11,8 +11,8 @@ import pytest
 from tests.fakes.github_server import FakeGitHub
 from tests.spec.helpers import REGISTRY_PATH, fixture, poll, serve_spec, spec_config
 from watcher.config import load_config
+from watcher.core.store import Store
 from watcher.spec.commands import register
-from watcher.store import Store
 
 
 @pytest.fixture

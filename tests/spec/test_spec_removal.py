@@ -5,10 +5,10 @@ from datetime import date
 import pytest
 
 from tests.spec.helpers import fixture, spec_releases
-from watcher.config import Calendar
 from watcher.spec.registry import RegistryRow, parse_registry
 from watcher.spec.removal import compute_deprecations, count_of, needed_seps
 from watcher.spec.revisions import parse_releases
+from watcher.spec.settings import Calendar
 
 TODAY = date(2026, 11, 29)
 RELEASES = parse_releases(spec_releases())

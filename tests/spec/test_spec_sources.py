@@ -11,10 +11,11 @@ import pytest
 
 from tests.fakes.github_server import FakeGitHub
 from tests.spec.helpers import REPO, add_sep_history, sep_header, spec_releases
-from watcher.config import HttpSettings, SpecSettings
 from watcher.sources.base import MemoryHttpCache, RegistryHttp, SourceError
+from watcher.sources.settings import HttpSettings
 from watcher.spec.revisions import current_revision, fetch_revisions, new_revisions, parse_releases
 from watcher.spec.seps import SepLookupError, lookup_final_date, resolve_final_dates, sep_status
+from watcher.spec.settings import SpecSettings
 
 NO_RETRIES = HttpSettings(retries=0, backoff_seconds=0, timeout_seconds=5)
 

@@ -8,10 +8,11 @@ import pytest
 
 from tests.fakes.github_server import FakeGitHub
 from tests.spec.helpers import REGISTRY_PATH, REPO, fixture, poll, serve_spec, spec_config, spec_releases
-from watcher.config import LoadedConfig, SlackSettings, load_config
+from watcher.config import LoadedConfig, load_config
+from watcher.core.store import Store
 from watcher.notify.delivery import WebApiSink, deliver_outbox
+from watcher.notify.settings import SlackSettings
 from watcher.spec.watch import KV_LAST_GOOD, KV_REVISIONS
-from watcher.store import Store
 
 
 @pytest.fixture

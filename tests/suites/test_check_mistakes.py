@@ -13,7 +13,7 @@ from tests.helpers import free_port
 from tests.suites.helpers import library_server, write_config
 from watcher.cli import main
 from watcher.config import load_config
-from watcher.store import Store
+from watcher.core.store import Store
 from watcher.suites.preflight import check_request
 
 

@@ -17,8 +17,9 @@ from tests.fakes.github_actions import RunPlan
 from tests.fakes.github_server import FakeGitHub
 from tests.suites.helpers import LIBRARY, write_config
 from tests.suites.test_github_actions import TOKEN, VERSION, ci_report
-from watcher.config import HttpSettings, LoadedConfig
-from watcher.store import Store
+from watcher.config import LoadedConfig
+from watcher.core.store import Store
+from watcher.sources.settings import HttpSettings
 from watcher.suites.executors.fanout import Limits, Pacer, _completed_runs, _Repo
 from watcher.suites.executors.github_api import GitHubApi
 from watcher.suites.worker import process_queue, queue_for_release

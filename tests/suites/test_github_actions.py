@@ -16,12 +16,13 @@ from tests.fakes.github_actions import RunPlan, zip_of
 from tests.fakes.github_server import FakeGitHub
 from tests.slackapp.helpers import pinned_clock
 from tests.suites.helpers import LIBRARY, write_config
-from watcher.config import GitHubActionsExecutor, LoadedConfig
+from watcher.config import LoadedConfig
 from watcher.contract.accept import parse_accept_file
+from watcher.core.store import Store
 from watcher.slackapp import records
-from watcher.store import Store
 from watcher.suites.executors.github_actions import run_key, run_on_actions
 from watcher.suites.runner import accept_changes, contract_reason
+from watcher.suites.settings import GitHubActionsExecutor
 from watcher.suites.worker import process_queue, queue_for_release
 
 REPO, WORKFLOW = "acme/books-mcp", "mcp-watcher.yml"

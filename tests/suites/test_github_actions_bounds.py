@@ -17,7 +17,7 @@ import pytest
 from tests.fakes.github_actions import RunPlan, zip_of
 from tests.fakes.github_server import FakeGitHub
 from tests.suites.test_github_actions import REPO, TOKEN, VERSION, WORKFLOW, ci_report, config
-from watcher.store import Store
+from watcher.core.store import Store
 from watcher.suites.worker import process_queue, queue_for_release
 
 BOMB_MIB = 600

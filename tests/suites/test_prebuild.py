@@ -13,7 +13,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from tests.suites.helpers import library_server, write_config
 from watcher.config import LoadedConfig
-from watcher.store import Store, iso, utcnow
+from watcher.core.store import Store
+from watcher.core.timefmt import iso, utcnow
 from watcher.suites import prebuild, runner
 from watcher.suites.env import EnvResult
 from watcher.suites.timings import RunTimingsCollector

@@ -169,8 +169,9 @@ def test_a_required_boundary_that_cannot_be_had_is_loud_in_readyz_and_status(
 ):
     from starlette.testclient import TestClient
 
-    from watcher.health import Readiness, build_app
-    from watcher.store import Store, utcnow
+    from watcher.core.store import Store
+    from watcher.core.timefmt import utcnow
+    from watcher.ops.health import Readiness, build_app
 
     monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)  # a deployment without bubblewrap
     check = sandbox.self_check("bubblewrap")

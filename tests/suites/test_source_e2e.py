@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import LIBRARY, commit_all, head, new_repo, write_config
-from watcher.store import Store
+from watcher.core.store import Store
 from watcher.suites.runner import run_check
 from watcher.suites.worker import process_queue, queue_for_release
 

@@ -23,7 +23,7 @@ from tests.suites.helpers import (
     write_config,
 )
 from watcher.contract.diff import diff_snapshots
-from watcher.store import Store
+from watcher.core.store import Store
 from watcher.suites import commands, toolchain
 from watcher.suites.conformance import load_baseline
 from watcher.suites.env import prepare_env

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import library_server, library_ts_server, write_config
-from watcher.store import Store
+from watcher.core.store import Store
 from watcher.suites import commands
 from watcher.suites.notices import render, result_notice
 from watcher.suites.runner import prune_runs

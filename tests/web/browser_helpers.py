@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from watcher.health import HttpServer, Readiness, build_app
+from watcher.ops.health import HttpServer, Readiness, build_app
 from watcher.web.access import Access
 from watcher.web.app import web_parts
 from watcher.web.context import WebContext

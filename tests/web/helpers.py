@@ -17,7 +17,9 @@ from tests.fakes.github_server import FakeGitHub
 from tests.spec.helpers import poll, serve_spec, spec_config
 from tests.suites.helpers import CONFORMANCE, LIBRARY, ROOT, library_server
 from watcher.config import LoadedConfig, load_config
-from watcher.store import Notice, Store, iso
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
+from watcher.core.timefmt import iso
 from watcher.suites.worker import process_queue, queue_for_release
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -105,7 +107,7 @@ def build_state(folder: Path, envs: Path) -> BuiltState:
     store.queue_run("library", "python", "1.27.0", "manual")
     process_queue(loaded, store)
     # Then a release the registry named with a payload. The watcher no longer queues a version that holds
-    # unsafe characters (watcher.versions.run_refusal); a state written before it did, so the rows are put
+    # unsafe characters (watcher.sources.versions.run_refusal); a state written before it did, so the rows are put
     # in by hand, one per python server, one of them picked up: the pages must keep such text as text.
     for server in loaded.config.servers:
         if server.sdk == "python":

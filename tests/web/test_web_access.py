@@ -11,12 +11,14 @@ from starlette.testclient import TestClient
 
 from tests.web.helpers import NOW
 from watcher.cli import main
-from watcher.config import ConfigError, HttpEndpoint, load_config, parse_config, secret_env_names
-from watcher.health import Readiness, build_app
-from watcher.store import Store
+from watcher.config import load_config, parse_config, secret_env_names
+from watcher.core.errors import ConfigError
+from watcher.core.store import Store
+from watcher.ops.health import Readiness, build_app
 from watcher.web.access import COOKIE, Access, is_loopback, resolve_access, safe_next
 from watcher.web.app import web_parts
 from watcher.web.context import WebContext, age
+from watcher.web.settings import HttpEndpoint
 
 TOKEN = "page-token-unit-test-0000"
 

@@ -15,7 +15,7 @@ from tests.spec.helpers import serve_spec, spec_config
 from tests.suites.helpers import library_server
 from tests.web.helpers import NOW
 from watcher.config import LoadedConfig, load_config
-from watcher.store import Store
+from watcher.core.store import Store
 from watcher.web.access import Access
 from watcher.web.app import Pages, as_json, page_url, stream_overview
 from watcher.web.cells import row_cells

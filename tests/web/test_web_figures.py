@@ -15,8 +15,9 @@ from tests.reliability.conftest import python_only
 from tests.web.helpers import NOW
 from watcher.cli import main
 from watcher.config import load_config
-from watcher.health import Readiness, build_app
-from watcher.store import Notice, Store
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
+from watcher.ops.health import Readiness, build_app
 from watcher.web.access import Access
 from watcher.web.app import web_parts
 from watcher.web.context import WebContext

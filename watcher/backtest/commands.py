@@ -12,7 +12,7 @@ from datetime import timedelta
 from types import FrameType
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
-from watcher.timefmt import today_utc
+from watcher.core.timefmt import today_utc
 
 DEFAULT_DAYS = 180
 """Without --since: the last half year."""

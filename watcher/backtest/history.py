@@ -11,12 +11,13 @@ from typing import Any
 
 import httpx
 
-from watcher.config import SdkSource, WatcherConfig
-from watcher.errors import SourceError
-from watcher.poller import fetch_source
+from watcher.config import WatcherConfig
+from watcher.core.errors import SourceError
+from watcher.core.store import Store
+from watcher.polling.poll import fetch_source
 from watcher.sources.base import Release
-from watcher.store import Store
-from watcher.versions import is_ignored, sort_key
+from watcher.sources.settings import SdkSource
+from watcher.sources.versions import is_ignored, sort_key
 
 _LEADING = re.compile(r"^[vV]?(?P<major>\d+)(?:\.(?P<minor>\d+))?")
 

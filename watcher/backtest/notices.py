@@ -7,10 +7,12 @@ from typing import Any, TextIO
 
 from watcher.backtest.render import conclusion, headline
 from watcher.backtest.timeline import render
-from watcher.config import LoadedConfig, slack_credentials
+from watcher.config import LoadedConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
 from watcher.notify import blocks
 from watcher.notify.delivery import deliver_outbox, make_sink
-from watcher.store import Notice, Store
+from watcher.notify.settings import slack_credentials
 
 
 def notice(loaded: LoadedConfig, answer: dict[str, Any]) -> Notice:

@@ -6,7 +6,7 @@ from itertools import groupby
 from typing import Any
 
 from watcher.backtest.analysis import sentence
-from watcher.timefmt import parse_iso
+from watcher.core.timefmt import parse_iso
 
 VERDICT_MARK = {"pass": "pass", "fail": "FAIL", "error": "error", "not run": "–"}
 PLURAL = {

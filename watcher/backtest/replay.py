@@ -20,19 +20,20 @@ from datetime import date
 from pathlib import Path
 from typing import Any, Protocol
 
-from watcher import vault
 from watcher.backtest.analysis import FINAL_ONLY, WARNED, Point, findings
 from watcher.backtest.history import Period, Replayed, read_history, select
 from watcher.backtest.problems import Judgement, judge
-from watcher.config import LoadedConfig, Server
-from watcher.errors import WatcherError
-from watcher.store import Store
-from watcher.store_schema import BacktestResultRow, RunRow
+from watcher.config import LoadedConfig
+from watcher.core import vault
+from watcher.core.errors import WatcherError
+from watcher.core.store import Store
+from watcher.core.store_schema import BacktestResultRow, RunRow
+from watcher.core.timefmt import iso, utcnow
 from watcher.suites import checkout
 from watcher.suites.env import files_digest
 from watcher.suites.executors import execute
 from watcher.suites.runner import ERROR, sdk_package_of
-from watcher.timefmt import iso, utcnow
+from watcher.suites.settings import Server
 
 FINGERPRINT_FORMAT = 1
 REUSABLE = ("pass", "fail")

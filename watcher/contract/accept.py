@@ -19,9 +19,10 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
-from watcher.config import ConfigError, validate_with_lines, yaml_with_lines
 from watcher.contract.rules import RULES
 from watcher.contract.rules.base import grade_of
+from watcher.core.configfile import validate_with_lines, yaml_with_lines
+from watcher.core.errors import ConfigError
 
 LIST_NAMES: dict[str, str] = {
     "tools": "tools",

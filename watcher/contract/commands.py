@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from watcher import progress, vault
 from watcher.cli_support import Subparsers, iso_date
 from watcher.contract.credentials import (
     PROFILE_ENV_PREFIX,
@@ -22,6 +21,7 @@ from watcher.contract.credentials import (
 )
 from watcher.contract.normalize import ERA_CHOICES
 from watcher.contract.report import FORMATS, LEVELS
+from watcher.core import progress, vault
 
 if TYPE_CHECKING:
     from watcher.contract.snapshot import SnapshotTarget
@@ -156,9 +156,9 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run_diff(args: argparse.Namespace) -> int:
-    from watcher import clock
     from watcher.contract.diff import SnapshotError, diff_snapshots
     from watcher.contract.report import fails, render
+    from watcher.core import clock
 
     # The accept file's reader (YAML, pydantic) is imported only when --accept or --level asks for it.
     adjust = None

@@ -16,7 +16,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from watcher.errors import WatcherError
+from watcher.core.errors import WatcherError
 
 PROFILE_ENV_PREFIX = "MCP_WATCHER_PROFILE_"
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")

@@ -39,7 +39,7 @@ from watcher.contract.report import DiffReport, report_json
 from watcher.contract.rules import FAMILIES_BY_LIST, errors, evolution, lists, renames, server
 from watcher.contract.rules.base import Change, Compared
 from watcher.contract.schema_diff import canonical, json_equal
-from watcher.errors import ContractError
+from watcher.core.errors import ContractError
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
 ERA_ORDER = ("both", "legacy", "modern", None)

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 from watcher.cli_support import Subparsers, config_and_state, iso_date
 
 if TYPE_CHECKING:
-    from watcher.config import LoadedConfig, Team
-    from watcher.store import Store
+    from watcher.config import LoadedConfig
+    from watcher.core.store import Store
+    from watcher.notify.settings import Team
 
 EXTENSIONS = {"slack": "json", "markdown": "md", "html": "html"}
 DELIVERED = ("sent", "console")
@@ -74,13 +75,13 @@ def run_digest(args: argparse.Namespace) -> int:
 
 
 def _send(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.Namespace) -> int:
-    from watcher.config import slack_credentials
+    from watcher.core.timefmt import utcnow
     from watcher.digest.model import iso_week
     from watcher.digest.schedule import digest_zone, queue_digest
     from watcher.digest.sections.changes import fresh_spec_view
     from watcher.notify import keys
     from watcher.notify.delivery import deliver_outbox, make_sink
-    from watcher.store import utcnow
+    from watcher.notify.settings import slack_credentials
 
     now = utcnow()
     today = args.today or now.astimezone(digest_zone(loaded.config.digest)).date()
@@ -108,13 +109,13 @@ def _send(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.
 
 
 def _preview(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.Namespace) -> int:
+    from watcher.core.timefmt import utcnow
     from watcher.digest.build import build_digest
     from watcher.digest.markdown import render_html, render_markdown
     from watcher.digest.schedule import digest_zone, pictures_dir
     from watcher.digest.sections.changes import fresh_spec_view
     from watcher.digest.slack import slack_messages, slack_payloads
     from watcher.digest.timeline import digest_timeline, write_timeline
-    from watcher.store import utcnow
 
     now = utcnow()
     today = args.today or now.astimezone(digest_zone(loaded.config.digest)).date()

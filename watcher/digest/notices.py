@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from watcher.core.store_schema import Notice
 from watcher.digest.model import DIGEST_KIND, Digest
 from watcher.digest.slack import slack_messages
 from watcher.notify import keys
-from watcher.store import Notice
 
 
 def safe_name(text: str) -> str:

@@ -7,8 +7,8 @@ import json
 import sys
 import threading
 
-from watcher import progress
-from watcher.errors import ConfigError
+from watcher.core import progress
+from watcher.core.errors import ConfigError
 
 EXIT_CODES = {"no_regression": 0, "regression": 1, "error": 2}
 PUBLIC_KEYS = (

@@ -11,8 +11,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from watcher.config import EvaluationThresholds
 from watcher.evaluation.harness import PairedRun, TrialResult
+from watcher.evaluation.settings import EvaluationThresholds
 from watcher.evaluation.stats import mcnemar_exact, paired_counts
 from watcher.evaluation.tasks import Task
 

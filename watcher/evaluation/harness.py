@@ -25,8 +25,8 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from watcher.config import EvaluationBudget
 from watcher.evaluation.providers import Provider, ProviderError, ToolCall, ToolOutcome, ToolSpec
+from watcher.evaluation.settings import EvaluationBudget
 from watcher.evaluation.tasks import Task
 
 SIDES = ("baseline", "candidate")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.core.store_schema import Notice
 from watcher.notify import blocks as kit
 from watcher.notify import keys
-from watcher.store import Notice
 from watcher.suites.notices import beta_thread_reply
 
 MAX_LISTED = 12

@@ -18,16 +18,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from watcher import progress, vault
-from watcher.config import ConfigError, Evaluation, LoadedConfig, Server, secret_env_names
+from watcher.config import LoadedConfig, secret_env_names
+from watcher.core import progress, vault
+from watcher.core.errors import ConfigError
 from watcher.evaluation.compare import ERROR, compare
 from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
 from watcher.evaluation.providers import make_provider, mask
+from watcher.evaluation.settings import Evaluation
 from watcher.evaluation.tasks import Task, load_tasks
 from watcher.suites import sandbox
 from watcher.suites.env import prepare_env
 from watcher.suites.process import ServerProcess, free_port, scrubbed_env
 from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, server_room_paths, version_refusal
+from watcher.suites.settings import Server
 
 log = logging.getLogger(__name__)
 REPORT_FILE = "evaluation.json"

@@ -6,16 +6,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import Field, field_validator, model_validator
 
-from watcher.config import ConfigError, LocatedError, validate_with_lines, yaml_with_lines
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+from watcher.core.configfile import LocatedError, StrictModel, validate_with_lines, yaml_with_lines
+from watcher.core.errors import ConfigError
 
 
-class Expect(_Strict):
+class Expect(StrictModel):
     """The checker: exactly one of `tool` (with argument constraints), `no_tool`, `answer_matches`."""
 
     tool: str | None = None
@@ -56,13 +53,13 @@ class Expect(_Strict):
         return f"answer matches /{self.answer_matches}/"
 
 
-class Task(_Strict):
+class Task(StrictModel):
     id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
     prompt: str = Field(min_length=1)
     expect: Expect
 
 
-class TaskFile(_Strict):
+class TaskFile(StrictModel):
     tasks: list[Task] = Field(min_length=1)
 
     @model_validator(mode="after")

@@ -7,8 +7,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from watcher import vault
-from watcher.config import ConfigError, LoadedConfig
+from watcher.config import LoadedConfig
+from watcher.core import vault
+from watcher.core.errors import ConfigError
 from watcher.evaluation.run import REPORT_FILE, SKIPPED, run_evaluation, skipped_note
 
 

@@ -20,13 +20,14 @@ from prometheus_client import Counter
 from slack_sdk import WebClient, WebhookClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from watcher.config import SlackCredentials, SlackSettings
-from watcher.errors import WatcherError
+from watcher.core.errors import WatcherError
+from watcher.core.store import Store
+from watcher.core.store_schema import OutboxRow
+from watcher.core.timefmt import iso, parse_iso, utcnow
 from watcher.notify import keys
 from watcher.notify.blocks import for_console, guard
 from watcher.notify.retry import post_handlers, read_handlers
-from watcher.store import Store, iso, parse_iso, utcnow
-from watcher.store_schema import OutboxRow
+from watcher.notify.settings import SlackCredentials, SlackSettings
 
 log = logging.getLogger(__name__)
 

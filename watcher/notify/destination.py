@@ -13,9 +13,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from watcher.config import SlackCredentials, SlackSettings
-from watcher.store import Store, iso
-from watcher.store_schema import OutboxRow
+from watcher.core.store import Store
+from watcher.core.store_schema import OutboxRow
+from watcher.core.timefmt import iso
+from watcher.notify.settings import SlackCredentials, SlackSettings
 
 _DEFAULTS = SlackSettings()
 

@@ -6,11 +6,13 @@ import logging
 import sys
 from datetime import UTC, date, datetime
 
-from watcher.config import ConfigError, LoadedConfig, WatcherConfig, slack_credentials
+from watcher.config import LoadedConfig, WatcherConfig
+from watcher.core.errors import ConfigError
+from watcher.core.store import Store
+from watcher.core.store_schema import OutboxRow, StoredOutboxRow
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination, requeue_console
-from watcher.store import Store
-from watcher.store_schema import OutboxRow, StoredOutboxRow
+from watcher.notify.settings import slack_credentials
 
 log = logging.getLogger(__name__)
 

@@ -12,13 +12,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from watcher.config import LoadedConfig, Server
-from watcher.errors import ConformanceError, ToolMissing
+from watcher.config import LoadedConfig
+from watcher.core.errors import ConformanceError, ToolMissing
+from watcher.core.store import Store
 from watcher.readiness.notices import candidate_notice
 from watcher.readiness.suite import install
-from watcher.store import Store
 from watcher.suites import conformance
 from watcher.suites.runner import ServerStep
+from watcher.suites.settings import Server
 
 KV_CANDIDATES = "readiness:candidates"
 """f"{server}@{candidate}" → the comparison, once per server and candidate version."""

@@ -16,7 +16,7 @@ import json
 import sys
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
-from watcher.timefmt import today_utc
+from watcher.core.timefmt import today_utc
 
 
 def register(subparsers: Subparsers) -> None:

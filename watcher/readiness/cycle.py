@@ -16,20 +16,21 @@ from typing import Any
 
 import httpx
 
-from watcher.config import LoadedConfig, Server
+from watcher.config import LoadedConfig
+from watcher.core.errors import ConformanceError, ToolMissing
+from watcher.core.store import Store
+from watcher.core.timefmt import iso, today_utc, utcnow
 from watcher.digest.sections.changes import load_spec_view
-from watcher.errors import ConformanceError, ToolMissing
 from watcher.readiness import candidate as candidate_mod
 from watcher.readiness.judge import readiness_step
 from watcher.readiness.notices import team_readiness_notice
 from watcher.readiness.plan import Target, new_sets, rc_targets, sdk_version_for
 from watcher.readiness.suite import SUITE_SOURCE, SuiteVersion, inspect, install, poll_suite, suite_package
 from watcher.readiness.view import KV_RESULTS, KV_WINDOWS
+from watcher.sources.versions import sort_key
 from watcher.spec.revisions import SpecRevision
-from watcher.store import Store
 from watcher.suites.runner import ServerStep, run_step
-from watcher.timefmt import iso, today_utc, utcnow
-from watcher.versions import sort_key
+from watcher.suites.settings import Server
 
 log = logging.getLogger(__name__)
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import WatcherConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
 from watcher.notify import keys
 from watcher.notify.blocks import MAX_SECTION_CHARS, clip, context, escape, header, section
 from watcher.spec.watch import operator_targets
-from watcher.store import Notice, Store
 
 
 def describe(entry: dict[str, Any]) -> str:

@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from watcher.config import Server, WatcherConfig
+from watcher.config import WatcherConfig
+from watcher.core.store import Store
+from watcher.sources.versions import sort_key
 from watcher.spec.calendar import ReleaseCalendar, next_release
 from watcher.spec.revisions import SpecRevision, current_revision
-from watcher.store import Store
-from watcher.versions import sort_key
+from watcher.suites.settings import Server
 
 DATED = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 

@@ -14,10 +14,11 @@ from typing import Any
 
 import httpx
 
-from watcher.config import LoadedConfig, SdkSource, secret_env_names
-from watcher.errors import ToolMissing
-from watcher.poller import SourceOutcome, fetch_source, record
-from watcher.store import Store
+from watcher.config import LoadedConfig, secret_env_names
+from watcher.core.errors import ToolMissing
+from watcher.core.store import Store
+from watcher.polling.poll import SourceOutcome, fetch_source, record
+from watcher.sources.settings import SdkSource
 from watcher.suites import conformance
 
 SUITE_SOURCE = "conformance-suite"

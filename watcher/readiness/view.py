@@ -11,7 +11,7 @@ from datetime import date
 from typing import Any
 
 from watcher.config import WatcherConfig
-from watcher.store import Store
+from watcher.core.store import Store
 
 STATES = ("ready", "to_fix", "not_testable")
 KV_RESULTS = "readiness:results"

@@ -10,11 +10,12 @@ from typing import Any
 
 import httpx
 
-from watcher.config import GitHubDiscovery, HttpSettings, TeamRepo
-from watcher.errors import SourceError
+from watcher.core.errors import SourceError
+from watcher.core.store import Store
+from watcher.repos.settings import GitHubDiscovery, TeamRepo
 from watcher.repos.teamfile import FILE_NAME
 from watcher.sources.base import FetchStats, HttpCache, RegistryHttp
-from watcher.store import Store
+from watcher.sources.settings import HttpSettings
 
 PER_PAGE = 100
 

@@ -7,11 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
 from watcher.notify import keys
 from watcher.notify.blocks import escape, section
 from watcher.repos.sync import RepoState
 from watcher.repos.teamfile import FILE_NAME
-from watcher.store import Notice, Store
 from watcher.suites.checkout import display_url
 
 DOC = "docs/configuration.md#team-repositories-repos-and-the-team-file"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import WatcherConfig
+from watcher.core.store import Store
 from watcher.repos.sync import repo_states
-from watcher.store import Store
 from watcher.suites.checkout import display_url
 
 

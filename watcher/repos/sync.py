@@ -15,15 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from watcher import vault
-from watcher.config import ConfigError, GitSource, LoadedConfig, Server, TeamRepo, WatcherConfig, secret_env_names
+from watcher.config import LoadedConfig, WatcherConfig, secret_env_names
+from watcher.core import vault
+from watcher.core.errors import ConfigError
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
+from watcher.core.timefmt import iso, utcnow
 from watcher.notify import keys
 from watcher.notify.blocks import escape, section
 from watcher.repos.gitread import GitReadError, fetch
+from watcher.repos.settings import TeamRepo
 from watcher.repos.teamfile import FILE_NAME, parse_team_file
-from watcher.store import Notice, Store
 from watcher.suites.checkout import display_url, fetch_url
-from watcher.timefmt import iso, utcnow
+from watcher.suites.settings import GitSource, Server
 
 log = logging.getLogger(__name__)
 _KV = "repo:"

@@ -14,16 +14,11 @@ from typing import Any
 
 from pydantic import Field
 
-from watcher.config import (
-    ConfigError,
-    LocatedError,
-    Server,
-    WatcherConfig,
-    _Strict,
-    validate_with_lines,
-    yaml_with_lines,
-)
+from watcher.config import WatcherConfig
+from watcher.core.configfile import LocatedError, StrictModel, validate_with_lines, yaml_with_lines
+from watcher.core.errors import ConfigError
 from watcher.repos.detect import Detection, ManifestError, Read, detect
+from watcher.suites.settings import Server
 
 FILE_NAME = ".mcp-watcher.yaml"
 
@@ -61,7 +56,7 @@ def github_repository(git: str) -> str | None:
     return found.group(1) if found else None
 
 
-class _TeamFile(_Strict):
+class _TeamFile(StrictModel):
     servers: list[Server] = Field(min_length=1)
 
 

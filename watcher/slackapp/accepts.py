@@ -22,9 +22,9 @@ import sqlite_utils
 
 from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptEntry, AcceptFile
-from watcher.errors import StateError
+from watcher.core.errors import StateError
+from watcher.core.state_check import check_state_file
 from watcher.slackapp.records import SlackAccept, accepts_in
-from watcher.state_check import check_state_file
 
 log = logging.getLogger(__name__)
 

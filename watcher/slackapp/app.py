@@ -21,15 +21,18 @@ from slack_bolt import Ack, App, Respond
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError, SlackClientError
 
-from watcher import clock
-from watcher.config import ConfigError, LoadedConfig, SlackCredentials, Team
+from watcher.config import LoadedConfig
 from watcher.contract.accept import LIST_NAMES, AcceptEntry
+from watcher.core import clock
+from watcher.core.errors import ConfigError
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
 from watcher.notify import keys
 from watcher.notify.blocks import escape, section
+from watcher.notify.settings import SlackCredentials, Team
 from watcher.slackapp import buttons, records, summary
 from watcher.slackapp.gate import Gate
 from watcher.slackapp.records import Actor, Origin
-from watcher.store import Notice, Store
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from watcher.config import WatcherConfig, slack_credentials
+from watcher.config import WatcherConfig
 from watcher.notify.blocks import MAX_BLOCKS, clip
+from watcher.notify.settings import slack_credentials
 
 RERUN = "mcpw_rerun"
 ACCEPT = "mcpw_accept"

@@ -1,7 +1,7 @@
 """How Slack reaches the app: Socket Mode (an app-level token; no public URL) or HTTP at POST /slack/events on
 the service's port, every request signed. Over HTTP the signature is Slack's v0 HMAC-SHA256 of
 `v0:{timestamp}:{body}` with the signing secret, and the timestamp must be within five minutes of the service's
-clock (watcher.clock); anything else is answered 401 and never reaches Bolt."""
+clock (watcher.core.clock); anything else is answered 401 and never reaches Bolt."""
 
 from __future__ import annotations
 
@@ -21,10 +21,11 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from watcher import clock
-from watcher.config import LoadedConfig, SlackCredentials
+from watcher.config import LoadedConfig
+from watcher.core import clock
+from watcher.core.store import Store
+from watcher.notify.settings import SlackCredentials
 from watcher.slackapp.app import build_app
-from watcher.store import Store
 
 log = logging.getLogger(__name__)
 

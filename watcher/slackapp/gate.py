@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackClientError
 
-from watcher.config import Team
+from watcher.core.store import Store
 from watcher.notify.delivery import channel_id
-from watcher.store import Store
+from watcher.notify.settings import Team
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,10 @@ from typing import Any
 
 import sqlite_utils
 
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
+from watcher.core.timefmt import iso, parse_iso, utcnow
 from watcher.notify.blocks import escape
-from watcher.store import Notice, Store
-from watcher.timefmt import iso, parse_iso, utcnow
 
 ACTIVE_RUN = ("queued", "running")
 

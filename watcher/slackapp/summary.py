@@ -6,10 +6,11 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from watcher.config import LoadedConfig, Server
+from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptError, load_accept_file
+from watcher.core.store import Store
 from watcher.slackapp import records
-from watcher.store import Store
+from watcher.suites.settings import Server
 
 RECENT = 10
 

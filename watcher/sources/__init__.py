@@ -25,8 +25,8 @@ github     ``https://api.github.com``                  ``<root>/repos/<owner>/<r
 Adding a registry: write ``watcher/sources/<name>.py`` with ``REGISTRY = RegistryInfo(...)``, a
 typed model of the registry's response, ``default_base()`` and ``async def fetch(http, source) ->
 list[Release]``; say what its ``url:`` is (and refuse its clearly wrong forms) in ``watcher/sources/urls.py``;
-add a version scheme to ``watcher/schemes.py`` if none fits; list the module below
-and its name in ``watcher.config.Registry``; add recorded or documented-format
+add a version scheme to ``watcher/core/schemes.py`` if none fits; list the module below
+and its name in ``watcher.sources.settings.Registry``; add recorded or documented-format
 fixtures under ``tests/fixtures/registries/<name>/`` and a test against the fake registry server.
 """
 
@@ -34,10 +34,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from watcher.config import SdkSource
 from watcher.sources import crates, github, goproxy, maven, npm, nuget, packagist, pypi, rubygems
 from watcher.sources._parse import root
 from watcher.sources.base import Adapter, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 _MODULES = {
     module.REGISTRY.name: module for module in (pypi, npm, nuget, goproxy, crates, maven, rubygems, packagist, github)

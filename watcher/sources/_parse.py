@@ -8,8 +8,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from watcher.config import SdkSource
 from watcher.sources.base import Fetched, RegistryHttp, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 T = TypeVar("T")
 

@@ -21,10 +21,10 @@ from typing import Any, Protocol
 
 import httpx
 
-from watcher.config import HttpSettings, SdkSource
-from watcher.errors import SourceError as SourceError
-from watcher.schemes import VersionScheme
-from watcher.store_schema import HttpCacheRow
+from watcher.core.errors import SourceError as SourceError
+from watcher.core.schemes import VersionScheme
+from watcher.core.store_schema import HttpCacheRow
+from watcher.sources.settings import HttpSettings, SdkSource
 
 
 @dataclass(frozen=True)

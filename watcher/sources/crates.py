@@ -10,10 +10,10 @@ from datetime import datetime
 
 from pydantic import Field
 
-from watcher import schemes
-from watcher.config import SdkSource
+from watcher.core import schemes
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release
+from watcher.sources.settings import SdkSource
 
 REGISTRY = RegistryInfo(
     name="crates", scheme=schemes.SEMVER, project_page="https://crates.io/crates/{package}/{version}"

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 
-from watcher import schemes, vault
-from watcher.config import SdkSource
+from watcher.core import schemes, vault
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 REGISTRY = RegistryInfo(
     name="github", scheme=schemes.GITHUB_TAG, project_page="https://github.com/{package}/releases/tag/{version}"

@@ -18,10 +18,10 @@ from datetime import datetime
 
 from pydantic import Field
 
-from watcher import schemes
-from watcher.config import SdkSource
+from watcher.core import schemes
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root, with_user_agent
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 REGISTRY = RegistryInfo(name="goproxy", scheme=schemes.GO_MODULE, project_page="https://pkg.go.dev/{package}@{version}")
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 
-from watcher import schemes
-from watcher.config import SdkSource
+from watcher.core import schemes
 from watcher.sources._parse import get, ordered, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 REGISTRY = RegistryInfo(
     name="maven",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.notify.blocks import context, escape, fields, header, section
-from watcher.versions import parse, run_refusal
+from watcher.sources.versions import parse, run_refusal
 
 # Public pages of a version. PyPI's and npm's are left out: their hosts are taken from each
 # ecosystem's own configuration elsewhere and are not written into this project.

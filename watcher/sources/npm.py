@@ -20,10 +20,10 @@ from urllib.parse import quote
 
 from pydantic import Field, ValidationError
 
-from watcher import schemes
-from watcher.config import SdkSource
+from watcher.core import schemes
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 # No project page: its host is not written into this project (it comes from configuration).
 REGISTRY = RegistryInfo(name="npm", scheme=schemes.SEMVER, project_page=None)

@@ -16,10 +16,10 @@ from datetime import datetime
 
 from pydantic import Field
 
-from watcher import schemes
-from watcher.config import SdkSource
+from watcher.core import schemes
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 REGISTRY = RegistryInfo(
     name="nuget", scheme=schemes.NUGET, project_page="https://www.nuget.org/packages/{package}/{version}"

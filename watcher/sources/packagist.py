@@ -11,10 +11,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from watcher import schemes
-from watcher.config import SdkSource
+from watcher.core import schemes
 from watcher.sources._parse import Model, get, ordered, release, root, validate
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 REGISTRY = RegistryInfo(
     name="packagist", scheme=schemes.COMPOSER, project_page="https://packagist.org/packages/{package}#{version}"

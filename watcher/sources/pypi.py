@@ -23,10 +23,10 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 from pydantic import ValidationError
 
-from watcher import schemes
-from watcher.config import SdkSource
+from watcher.core import schemes
 from watcher.sources._parse import describe, get, ordered, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
+from watcher.sources.settings import SdkSource
 
 # No project page: its host is not written into this project (it comes from configuration).
 REGISTRY = RegistryInfo(name="pypi", scheme=schemes.PEP440, project_page=None)

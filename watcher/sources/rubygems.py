@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from watcher import schemes
-from watcher.config import SdkSource
+from watcher.core import schemes
 from watcher.sources._parse import Model, get, ordered, parse_json, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release
+from watcher.sources.settings import SdkSource
 
 REGISTRY = RegistryInfo(
     name="rubygems", scheme=schemes.RUBYGEMS, project_page="https://rubygems.org/gems/{package}/versions/{version}"

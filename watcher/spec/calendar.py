@@ -24,8 +24,8 @@ from dataclasses import dataclass, field, replace
 from datetime import date, timedelta
 from typing import TYPE_CHECKING
 
-from watcher.config import Calendar as CalendarSettings
-from watcher.config import ConfigError
+from watcher.core.errors import ConfigError
+from watcher.spec.settings import Calendar as CalendarSettings
 
 if TYPE_CHECKING:
     from watcher.spec.revisions import SpecRevision

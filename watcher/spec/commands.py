@@ -21,8 +21,8 @@ from watcher.cli_support import Subparsers, config_and_state, config_error_exits
 
 if TYPE_CHECKING:
     from watcher.config import WatcherConfig
+    from watcher.core.store import Store
     from watcher.spec.watch import SpecFetch
-    from watcher.store import Store
 
 COLUMNS = (
     ("feature", "Feature", 34),
@@ -52,8 +52,8 @@ def register(subparsers: Subparsers) -> None:
 def run_deprecations(args: argparse.Namespace) -> int:
     import asyncio
 
+    from watcher.core.timefmt import today_utc
     from watcher.spec.watch import compute
-    from watcher.timefmt import today_utc
 
     today = args.today or today_utc()
     with config_and_state(args) as (loaded, store):

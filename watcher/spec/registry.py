@@ -19,7 +19,7 @@ from typing import Any, Literal
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from watcher.errors import RegistryFormatError as RegistryFormatError
+from watcher.core.errors import RegistryFormatError as RegistryFormatError
 
 State = Literal["deprecated", "removed"]
 

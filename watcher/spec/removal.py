@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from watcher.config import Calendar as CalendarSettings
 from watcher.spec.calendar import (
     ReleaseCalendar,
     ReleaseSlot,
@@ -33,6 +32,7 @@ from watcher.spec.calendar import (
 )
 from watcher.spec.registry import Registry, RegistryRow, normalise
 from watcher.spec.revisions import SpecRevision, release_of
+from watcher.spec.settings import Calendar as CalendarSettings
 
 POLICY_MONTHS = 12
 SECURITY_FLOOR_DAYS = 90

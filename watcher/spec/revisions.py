@@ -15,9 +15,9 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from watcher.config import SpecSettings
 from watcher.sources.base import RegistryHttp, SourceError
 from watcher.sources.github import GithubRelease, headers
+from watcher.spec.settings import SpecSettings
 
 TAG = re.compile(r"^v?(?P<revision>\d{4}-\d{2}-\d{2})(?:-(?P<suffix>(?:rc|RC)[.-]?\d*))?$")
 

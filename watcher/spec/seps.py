@@ -17,11 +17,12 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
-from watcher.config import ConfigError, SpecSettings
-from watcher.errors import SepLookupError as SepLookupError
+from watcher.core.errors import ConfigError
+from watcher.core.errors import SepLookupError as SepLookupError
 from watcher.sources.base import RegistryHttp, SourceError
 from watcher.spec.registry import children_text
 from watcher.spec.revisions import github_headers
+from watcher.spec.settings import SpecSettings
 
 SEP_DIR = "seps"
 KV_KEY = "spec.sep_final"

@@ -27,6 +27,9 @@ from typing import Any
 import httpx
 
 from watcher.config import LoadedConfig, WatcherConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
+from watcher.core.timefmt import iso, today_utc, utcnow
 from watcher.notify import keys
 from watcher.sources.base import FetchStats, RegistryHttp, SourceError
 from watcher.spec import seps
@@ -35,8 +38,6 @@ from watcher.spec.notices import Change, render_change, render_operator
 from watcher.spec.registry import Registry, RegistryFormatError, parse_registry
 from watcher.spec.removal import compute_deprecations, needed_seps
 from watcher.spec.revisions import SpecRevision, current_revision, fetch_revisions, new_revisions
-from watcher.store import Notice, Store
-from watcher.timefmt import iso, today_utc, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -23,10 +23,10 @@ from typing import Any
 import yaml
 
 from watcher.config import LoadedConfig, load_config
-from watcher.errors import ConfigError, SuiteError, WatcherError
+from watcher.core.errors import ConfigError, SuiteError, WatcherError
+from watcher.core.timefmt import today_utc
 from watcher.suites import conformance
 from watcher.suites.runner import _Run
-from watcher.timefmt import today_utc
 
 HEADER = """\
 # Expected conformance failures of {server} on {package} {version}, for {suite}.

@@ -31,10 +31,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-from watcher.config import DEFAULT_GIT_PROTOCOLS, GitSource, LoadedConfig, Server, git_protocol_refusal
-from watcher.logs import redact
+from watcher.config import LoadedConfig
+from watcher.core.logs import redact
 from watcher.suites.env import locked
 from watcher.suites.process import CommandResult, run_command, scrubbed_env
+from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, GitSource, Server, git_protocol_refusal
 
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
 logger = logging.getLogger(__name__)

@@ -8,12 +8,12 @@ import sys
 import threading
 from typing import TYPE_CHECKING
 
-from watcher import progress
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2
+from watcher.core import progress
 
 if TYPE_CHECKING:
     from watcher.config import LoadedConfig
-    from watcher.store import Store
+    from watcher.core.store import Store
 
 EXIT_CODES = {"pass": 0, "fail": 1, "error": 2}
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import yaml
 
-from watcher.errors import ConformanceError as ConformanceError
+from watcher.core.errors import ConformanceError as ConformanceError
 from watcher.suites import sandbox, toolchain
 from watcher.suites.env import locked, seal
 from watcher.suites.process import CommandResult, run_command, scrubbed_env, tail

@@ -37,7 +37,7 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
-from watcher.errors import ToolMissing
+from watcher.core.errors import ToolMissing
 from watcher.suites import sandbox as sandboxes
 from watcher.suites import toolchain
 from watcher.suites.declared import build_declared

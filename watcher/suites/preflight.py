@@ -11,11 +11,13 @@ import asyncio
 
 import httpx
 
-from watcher.config import HttpSettings, LoadedConfig, Server
-from watcher.errors import ConfigError
-from watcher.poller import SourceFetch, fetch_source
-from watcher.store import Store
-from watcher.versions import parse, sort_key
+from watcher.config import LoadedConfig
+from watcher.core.errors import ConfigError
+from watcher.core.store import Store
+from watcher.polling.poll import SourceFetch, fetch_source
+from watcher.sources.settings import HttpSettings
+from watcher.sources.versions import parse, sort_key
+from watcher.suites.settings import Server
 
 
 class Mistake(Exception):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import httpx
 
-from watcher.logs import redact
+from watcher.core.logs import redact
 from watcher.suites import reaper
 from watcher.suites.sandbox import Launcher
 

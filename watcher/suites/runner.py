@@ -19,18 +19,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from watcher import progress, vault, versions
-from watcher.config import LoadedConfig, Server, WatcherConfig, secret_env_names
+from watcher.config import LoadedConfig, WatcherConfig, secret_env_names
 from watcher.contract.accept import AcceptFile
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
-from watcher.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
+from watcher.core import progress, vault
+from watcher.core.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
+from watcher.core.timefmt import iso, today_utc, utcnow
+from watcher.sources import versions
 from watcher.suites import checkout, conformance, deprecations, prebuild, sandbox, toolchain
 from watcher.suites.declared import substitute
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
 from watcher.suites.server_env import ServerEnvError, granted_env
-from watcher.timefmt import iso, today_utc, utcnow
+from watcher.suites.settings import Server
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 _RANK = {PASS: 0, FAIL: 1, ERROR: 2}

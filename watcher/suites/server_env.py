@@ -11,7 +11,10 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 
-from watcher.config import ConfigError, LoadedConfig, Server, secret_env_names, slack_credentials
+from watcher.config import LoadedConfig, secret_env_names
+from watcher.core.errors import ConfigError
+from watcher.notify.settings import slack_credentials
+from watcher.suites.settings import Server
 
 
 class ServerEnvError(ConfigError):

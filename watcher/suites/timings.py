@@ -18,9 +18,10 @@ from typing import Any
 from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from watcher.core.store import Store
+from watcher.core.store_schema import RunRow
+from watcher.core.timefmt import parse_iso
 from watcher.notify import keys
-from watcher.store import Store, parse_iso
-from watcher.store_schema import RunRow
 
 PARTS = ("detection", "queue", "build", "suite")
 BUCKETS = (1.0, 5.0, 15.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0, 7200.0, float("inf"))

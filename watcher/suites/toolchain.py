@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from watcher.errors import ToolMissing as ToolMissing
+from watcher.core.errors import ToolMissing as ToolMissing
 
 MIN_NODE_MAJOR = 22  # the conformance suite's 0.2.0 line needs fs.globSync
 

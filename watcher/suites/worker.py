@@ -18,18 +18,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from watcher import clock, versions
-from watcher.config import ConfigError, GitHubActionsExecutor, LoadedConfig, Server
+from watcher.config import LoadedConfig
+from watcher.core import clock
+from watcher.core.errors import ConfigError
+from watcher.core.store import Store
+from watcher.core.store_schema import RunRow
 from watcher.evaluation.notices import evaluation_notice
 from watcher.evaluation.trigger import after_suite_run
 from watcher.notify import keys
 from watcher.slackapp.records import result_after_slack
-from watcher.store import Store
-from watcher.store_schema import RunRow
+from watcher.sources import versions
 from watcher.suites.executors import execute
 from watcher.suites.executors.fanout import Limits, run_batch
 from watcher.suites.notices import result_notice
 from watcher.suites.runner import ERROR, REPORT_FILE, version_refusal
+from watcher.suites.settings import GitHubActionsExecutor, Server
 from watcher.suites.timings import run_timings
 
 log = logging.getLogger(__name__)

@@ -17,8 +17,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from watcher import vault
-from watcher.config import ConfigError, HttpEndpoint
+from watcher.core import vault
+from watcher.core.errors import ConfigError
+from watcher.web.settings import HttpEndpoint
 
 COOKIE = "mcp_watcher_session"
 PROBES = frozenset({"/healthz", "/readyz"})

@@ -6,10 +6,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from watcher import vault
 from watcher.config import LoadedConfig, secret_env_names
-from watcher.logs import redact
-from watcher.store import Store, utcnow
+from watcher.core import vault
+from watcher.core.logs import redact
+from watcher.core.store import Store
+from watcher.core.timefmt import utcnow
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,7 @@ def _collect(ctx: WebContext, today: date) -> tuple[DeprecationsPage, SpecView]:
 def _problems(ctx: WebContext, spec: SpecView) -> list[str]:
     """The spec source's condition worded for this page (the digest's own lines speak of the digest), then
     the rest of the spec view's problems (SEP dates that could not be resolved, …)."""
-    from watcher.figures import status_figures
+    from watcher.ops.figures import status_figures
     from watcher.web.overview import spec_banners
 
     source = status_figures(ctx.loaded.config, ctx.store).spec

@@ -2,7 +2,7 @@
 outbox, and the sources in one line of counts.
 
 The matrix is one query (the latest run of each server and version, of any trigger, which an index answers);
-the figures shared with `mcp-watcher status` come from `watcher.figures`. Above `FOLD_AT` servers the matrix
+the figures shared with `mcp-watcher status` come from `watcher.ops.figures`. Above `FOLD_AT` servers the matrix
 folds to one line per team (counted in SQL), each linking to that team's own matrix (`/?team=NAME`).
 """
 
@@ -15,11 +15,11 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
-from watcher.config import Server
-from watcher.figures import SourceFigures, StatusFigures, status_figures
-from watcher.store import iso, parse_iso
-from watcher.store_schema import RunCell, VersionRow
-from watcher.versions import sort_key
+from watcher.core.store_schema import RunCell, VersionRow
+from watcher.core.timefmt import iso, parse_iso
+from watcher.ops.figures import SourceFigures, StatusFigures, status_figures
+from watcher.sources.versions import sort_key
+from watcher.suites.settings import Server
 from watcher.web.context import WebContext, age
 
 STATES = ("pass", "fail", "error", "interrupted", "running", "queued", "not-run")

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from watcher.core.store_schema import RunRow
+from watcher.core.timefmt import parse_iso
 from watcher.notify import keys
-from watcher.store import parse_iso
-from watcher.store_schema import RunRow
 from watcher.web.context import WebContext, age
 from watcher.web.overview import cell_state, trigger_label
 

@@ -12,11 +12,12 @@ from datetime import date, datetime, timedelta
 from typing import Any
 
 from watcher.config import WatcherConfig
+from watcher.core.store import Store
+from watcher.core.timefmt import parse_iso
 from watcher.digest.model import ChangeItem, Feature
 from watcher.spec.calendar import ReleaseCalendar
 from watcher.spec.revisions import SpecRevision
 from watcher.spec.watch import KV_ALERTS, KV_LAST_GOOD, SpecFetch, compute, fetch_spec, fetch_spec_online
-from watcher.store import Store, parse_iso
 
 SPEC_CHANGE_PREFIX = "spec-"
 SPEC_CHANGE_KINDS = (

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from watcher.config import LoadedConfig, Server
+from watcher.config import LoadedConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import RunRow
 from watcher.digest.model import Evidence, Exposure, ServerFindings
 from watcher.digest.sections.changes import ordered_rows
 from watcher.spec.registry import feature_key
-from watcher.store import Store
-from watcher.store_schema import RunRow
 from watcher.suites.conformance import collect_checks
+from watcher.suites.settings import Server
 
 # Words that name a feature in what servers and SDKs say, by the registry row's key (its prefix). A row we
 # have no entry for is matched by its own feature name. Patterns are case-insensitive unless marked.

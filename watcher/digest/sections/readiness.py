@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import date
 
 from watcher.config import WatcherConfig
+from watcher.core.store import Store
 from watcher.readiness.view import collect_readiness, digest_line
-from watcher.store import Store
 
 
 def readiness_lines(config: WatcherConfig, store: Store, team: str, today: date) -> list[str]:

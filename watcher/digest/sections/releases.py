@@ -7,11 +7,14 @@ import fnmatch
 from collections.abc import Sequence
 from datetime import datetime
 
-from watcher.config import Server, Team, WatcherConfig
+from watcher.config import WatcherConfig
+from watcher.core.store import Store
+from watcher.core.timefmt import parse_iso
 from watcher.digest.model import ReleaseItem, ThreadRef, Verdict
 from watcher.notify import keys
+from watcher.notify.settings import Team
 from watcher.sources.notices import release_page
-from watcher.store import Store, parse_iso
+from watcher.suites.settings import Server
 
 
 def team_sdks(config: WatcherConfig, team: Team) -> list[str]:

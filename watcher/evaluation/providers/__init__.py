@@ -7,71 +7,29 @@ The API key is handed to the client object only; error texts are masked before t
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from watcher.evaluation.providers.base import (
+    Conversation,
+    Provider,
+    ProviderError,
+    ToolCall,
+    ToolOutcome,
+    ToolSpec,
+    Turn,
+    mask,
+)
+from watcher.evaluation.settings import Evaluation
 
-from watcher.config import Evaluation
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """A tool as the server listed it, as offered to the model."""
-
-    name: str
-    description: str
-    input_schema: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class ToolCall:
-    id: str
-    name: str
-    arguments: dict[str, Any]
-    bad_arguments: str | None = None
-    """Why the model's arguments could not be read (then the call is not sent to the server)."""
-
-
-@dataclass(frozen=True)
-class ToolOutcome:
-    call_id: str
-    text: str
-    is_error: bool
-
-
-@dataclass(frozen=True)
-class Turn:
-    text: str
-    calls: list[ToolCall] = field(default_factory=list)
-    input_tokens: int = 0
-    output_tokens: int = 0
-    stop_reason: str | None = None
-
-
-class ProviderError(Exception):
-    """The provider did not answer usefully after its SDK's retries; `kind` says how."""
-
-    def __init__(self, kind: str, message: str) -> None:
-        super().__init__(message)
-        self.kind = kind  # rate_limited | auth | api_error | unreachable
-
-
-class Conversation(Protocol):
-    async def next_turn(self) -> Turn: ...
-
-    def add_tool_outcomes(self, outcomes: list[ToolOutcome]) -> None: ...
-
-
-class Provider(Protocol):
-    name: str
-    model: str
-
-    def conversation(self, prompt: str, tools: list[ToolSpec]) -> Conversation: ...
-
-    async def aclose(self) -> None: ...
-
-
-def mask(text: str, secret: str) -> str:
-    return text.replace(secret, "***") if secret else text
+__all__ = [
+    "Conversation",
+    "Provider",
+    "ProviderError",
+    "ToolCall",
+    "ToolOutcome",
+    "ToolSpec",
+    "Turn",
+    "make_provider",
+    "mask",
+]
 
 
 def make_provider(settings: Evaluation, api_key: str) -> Provider:

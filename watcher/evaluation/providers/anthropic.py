@@ -6,8 +6,8 @@ from typing import Any
 
 import anthropic
 
-from watcher.config import Evaluation
-from watcher.evaluation.providers import ProviderError, ToolCall, ToolOutcome, ToolSpec, Turn, mask
+from watcher.evaluation.providers.base import ProviderError, ToolCall, ToolOutcome, ToolSpec, Turn, mask
+from watcher.evaluation.settings import Evaluation
 
 
 class AnthropicProvider:

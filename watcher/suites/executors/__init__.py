@@ -6,9 +6,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from watcher.config import GitHubActionsExecutor, LoadedConfig
-from watcher.store import Store
-from watcher.store_schema import RunRow
+from watcher.config import LoadedConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import RunRow
+from watcher.suites.settings import GitHubActionsExecutor
 
 
 def execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:

@@ -24,10 +24,11 @@ from typing import Any
 
 import httpx
 
-from watcher import clock, vault
-from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
-from watcher.store import Store, parse_iso
-from watcher.store_schema import RunRow
+from watcher.config import LoadedConfig
+from watcher.core import clock, vault
+from watcher.core.store import Store
+from watcher.core.store_schema import RunRow
+from watcher.core.timefmt import parse_iso
 from watcher.suites.executors.budget import BUDGET, Budget
 from watcher.suites.executors.github_actions import Follow, finish_report, read_token
 from watcher.suites.executors.github_api import (
@@ -38,6 +39,7 @@ from watcher.suites.executors.github_api import (
     Interrupted,
     message,
 )
+from watcher.suites.settings import GitHubActionsExecutor, Server
 
 log = logging.getLogger(__name__)
 

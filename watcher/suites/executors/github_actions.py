@@ -29,10 +29,11 @@ from typing import Any
 
 import httpx
 
-from watcher import clock, vault
-from watcher.config import GitHubActionsExecutor, LoadedConfig, Server
-from watcher.store import Store, parse_iso
-from watcher.store_schema import RunRow
+from watcher.config import LoadedConfig
+from watcher.core import clock, vault
+from watcher.core.store import Store
+from watcher.core.store_schema import RunRow
+from watcher.core.timefmt import parse_iso
 from watcher.suites.executors.github_api import (
     ActionsError,
     GitHubApi,
@@ -42,6 +43,7 @@ from watcher.suites.executors.github_api import (
     message,
 )
 from watcher.suites.runner import ERROR, REPORT_FILE, add_slack_accepts, new_run_id, prune_runs, sdk_package_of
+from watcher.suites.settings import GitHubActionsExecutor, Server
 
 log = logging.getLogger(__name__)
 

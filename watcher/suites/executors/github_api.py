@@ -22,7 +22,7 @@ from typing import Any
 
 import httpx
 
-from watcher.config import HttpSettings
+from watcher.sources.settings import HttpSettings
 from watcher.suites.executors.budget import BUDGET
 
 log = logging.getLogger(__name__)

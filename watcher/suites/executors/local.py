@@ -11,7 +11,7 @@ import threading
 from typing import Any
 
 from watcher.config import LoadedConfig
-from watcher.store_schema import RunRow
+from watcher.core.store_schema import RunRow
 from watcher.suites.runner import run_check
 
 

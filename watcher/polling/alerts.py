@@ -13,10 +13,12 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from watcher.config import WatcherConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice
+from watcher.core.timefmt import iso, parse_iso, utcnow
 from watcher.notify import keys
 from watcher.spec.notices import render_operator
 from watcher.spec.watch import operator_targets
-from watcher.store import Notice, Store, iso, parse_iso, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -20,9 +20,9 @@ from datetime import UTC, date, datetime, time, timedelta
 from typing import Any
 
 from watcher.config import LoadedConfig, WatcherConfig
+from watcher.core.store import Store
 from watcher.spec.calendar import ReleaseCalendar, ReleaseSlot, first_release_on_or_after
 from watcher.spec.revisions import SpecRevision
-from watcher.store import Store
 
 DAY_MINUTES = 1440
 OUTSIDE_CAP_MINUTES = 360.0

@@ -10,7 +10,7 @@ import os
 import sqlite3
 from pathlib import Path
 
-from watcher.errors import StateError as StateError
+from watcher.core.errors import StateError as StateError
 
 _RESTORE = "restore it from a backup, or move it aside to start fresh (a new baseline; this week's digest again)"
 

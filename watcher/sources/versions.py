@@ -1,4 +1,4 @@
-"""Pre-release rules and version ordering by registry: each registry's scheme (watcher.schemes) as
+"""Pre-release rules and version ordering by registry: each registry's scheme (watcher.core.schemes) as
 its adapter declares it (``REGISTRY.scheme`` in ``watcher/sources/<registry>.py``)."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from watcher.schemes import ParsedVersion, VersionScheme
+from watcher.core.schemes import ParsedVersion, VersionScheme
 from watcher.sources import REGISTRIES as _INFO
 
 REGISTRIES = tuple(_INFO)

@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from watcher.errors import StateError
+from watcher.core.errors import StateError
 
 
 def lock_path(state: Path) -> Path:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from watcher.config import LoadedConfig, slack_credentials
-from watcher.errors import StateError
-from watcher.instance import single_instance
+from watcher.config import LoadedConfig, state_path
+from watcher.core.errors import StateError
+from watcher.core.instance import single_instance
 from watcher.notify.destination import describe_destination
-from watcher.store import state_path
+from watcher.notify.settings import slack_credentials
 
 
 def startup_check(loaded: LoadedConfig) -> list[str]:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, date, datetime
 from typing import overload
 
-from watcher import clock
+from watcher.core import clock
 
 
 def utcnow() -> datetime:
-    """Now, from the service's one clock (watcher.clock)."""
+    """Now, from the service's one clock (watcher.core.clock)."""
     return clock.now()
 
 

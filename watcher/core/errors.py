@@ -26,7 +26,7 @@
     └── PollFailed                every source of a scheduled poll failed (the job is retried)
 
 The classes are defined here, except those whose modules are named above; each is also importable
-from the module that raises it (e.g. `watcher.config.ConfigError`). Catch `WatcherError` to report
+from the module that raises it (e.g. `watcher.core.errors.ConfigError`). Catch `WatcherError` to report
 any of them. Private signals that never leave their module (`config._RefError` and
 `versions._Unparseable`, which pydantic and the version parsers need as ValueError, and the
 snapshot's `_ListChanged` / `_EraFailure`) are not part of the tree.

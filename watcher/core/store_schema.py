@@ -429,3 +429,19 @@ class OutboxBacklog:
     oldest_pending: datetime | None
     failed: int
     """Notices Slack refused for good."""
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One message for one team, identified by an idempotency key."""
+
+    key: str
+    team: str
+    channel: str
+    kind: str
+    text: str
+    blocks: list[dict[str, Any]]
+    thread_of: str | None = None
+    """The key of the notice whose Slack thread this one replies in."""
+    files: list[dict[str, Any]] | None = None
+    """Files to upload with the message: [{"path", "title", "filename"}]."""

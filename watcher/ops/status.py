@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from watcher import clock
-from watcher.cadence import current_cadence, plan_budget
 from watcher.config import LoadedConfig
-from watcher.figures import SourceFigures, status_figures
-from watcher.store import Store
-from watcher.timefmt import parse_iso
+from watcher.core import clock
+from watcher.core.store import Store
+from watcher.core.timefmt import parse_iso
+from watcher.ops.figures import SourceFigures, status_figures
+from watcher.polling.cadence import current_cadence, plan_budget
 
 
 def source_json(source: SourceFigures) -> dict[str, Any]:
@@ -52,8 +52,8 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
             if done
             else None
         )
-    from watcher.config import slack_credentials
     from watcher.notify.destination import describe_destination
+    from watcher.notify.settings import slack_credentials
 
     destination = describe_destination(config.slack, slack_credentials(config.slack))
     budget = plan_budget(config)
@@ -87,7 +87,7 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
 
 def protection_status(loaded: LoadedConfig) -> dict[str, Any]:
     """What keeps the watcher's secrets from the code under test: this process's seal and the suite sandbox."""
-    from watcher import vault
+    from watcher.core import vault
     from watcher.suites import sandbox
 
     sealed = vault.current()

@@ -20,11 +20,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from watcher.core.store import Store
+from watcher.core.timefmt import utcnow
 from watcher.notify.delivery import SLACK_ERRORS
 from watcher.notify.destination import Destination
-from watcher.store import Store
 from watcher.suites.timings import RunTimingsCollector
-from watcher.timefmt import utcnow
 
 log = logging.getLogger(__name__)
 

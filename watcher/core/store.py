@@ -1,8 +1,5 @@
 """SQLite state through sqlite-utils: versions seen, polls, the HTTP cache, events, the outbox and suite runs.
-
-Over ~350 lines on purpose: every SQL statement of the watcher lives here, so no other module spells SQL.
-The schema (migrations) and the typed rows it returns are in store_schema.
-"""
+Every SQL statement of the watcher lives here; the schema and the typed rows are in store_schema."""
 
 from __future__ import annotations
 
@@ -11,18 +8,16 @@ import sqlite3
 import threading
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
 import sqlite_utils
 
-from watcher.config import LoadedConfig
-from watcher.errors import SchemaTooNew as SchemaTooNew
-from watcher.state_check import StateError, check_state_file
-from watcher.state_check import describe as describe_state_error
-from watcher.store_schema import (
+from watcher.core.errors import SchemaTooNew
+from watcher.core.state_check import StateError, check_state_file
+from watcher.core.state_check import describe as describe_state_error
+from watcher.core.store_schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     STATE_SQL,
@@ -31,6 +26,7 @@ from watcher.store_schema import (
     EventRow,
     HttpCacheRow,
     LatestCell,
+    Notice,
     OutboxBacklog,
     OutboxRow,
     PollCount,
@@ -43,11 +39,7 @@ from watcher.store_schema import (
     VerdictFigures,
     VersionRow,
 )
-
-# The time helpers lived here first; modules outside this package's owners still import them from here.
-from watcher.timefmt import iso as iso
-from watcher.timefmt import parse_iso as parse_iso
-from watcher.timefmt import utcnow as utcnow
+from watcher.core.timefmt import iso, parse_iso, utcnow
 
 _PENDING = ("queued", "sending", "posted")
 
@@ -603,36 +595,3 @@ def _where(*conditions: tuple[str, str | None]) -> tuple[str, list[str]]:
 def _run_row(row: dict[str, Any]) -> RunRow:
     """A runs row with its report decoded."""
     return cast(RunRow, {**row, "report": json.loads(row["report"]) if row["report"] else None})
-
-
-def open_state(loaded: LoadedConfig) -> Store:
-    """The state database the configuration names."""
-    return Store(state_path(loaded))
-
-
-def state_path(loaded: LoadedConfig) -> Path:
-    """Where the state database is. Its folder must exist when `state:` is set (a typo in it would otherwise
-    start an empty state that reports "no run yet"); the default's folder is created when it is opened."""
-    path = loaded.resolve(loaded.config.state)
-    if "state" in loaded.config.model_fields_set and not path.parent.exists():
-        raise StateError(
-            f"{path}: the folder {path.parent} does not exist (`state:` in {loaded.path}); "
-            "create it (mkdir -p) or correct the path"
-        )
-    return path
-
-
-@dataclass(frozen=True)
-class Notice:
-    """One message for one team, identified by an idempotency key."""
-
-    key: str
-    team: str
-    channel: str
-    kind: str
-    text: str
-    blocks: list[dict[str, Any]]
-    thread_of: str | None = None
-    """The key of the notice whose Slack thread this one replies in."""
-    files: list[dict[str, Any]] | None = None
-    """Files to upload with the message: [{"path", "title", "filename"}]."""

@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from watcher.config import WatcherConfig
-from watcher.store import Store
-from watcher.store_schema import PollRow, VersionRow
-from watcher.timefmt import iso
-from watcher.versions import sort_key
+from watcher.core.store import Store
+from watcher.core.store_schema import PollRow, VersionRow
+from watcher.core.timefmt import iso
+from watcher.sources.versions import sort_key
 
 PENDING = ("queued", "sending", "posted")
 """Outbox statuses of a notice still on its way."""

@@ -12,18 +12,20 @@ from typing import Any
 
 import httpx
 
-from watcher.config import LoadedConfig, SdkSource, Team, WatcherConfig
+from watcher.config import LoadedConfig, WatcherConfig
+from watcher.core.store import Store
+from watcher.core.store_schema import Notice, VersionRow
+from watcher.core.timefmt import iso, utcnow
 from watcher.notify import keys
+from watcher.notify.settings import Team
+from watcher.polling.alerts import check_sources
 from watcher.slackapp.buttons import alert_buttons, with_actions
 from watcher.slackapp.records import muted_until
-from watcher.source_alerts import check_sources
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
 from watcher.sources.notices import release_notice
-from watcher.store import Notice, Store
-from watcher.store_schema import VersionRow
-from watcher.timefmt import iso, utcnow
-from watcher.versions import is_ignored, run_refusal, sort_key
+from watcher.sources.settings import SdkSource
+from watcher.sources.versions import is_ignored, run_refusal, sort_key
 
 log = logging.getLogger(__name__)
 
