@@ -65,8 +65,17 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry)
 
 
+class _StderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes each line to the standard error of that moment, not the one at set-up: a stream swapped or
+    closed since (a test's captured output, a daemon's redirect) is never written to."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.stream = sys.stderr
+        super().emit(record)
+
+
 def setup_logging(level: str = "INFO", as_json: bool = False) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler(sys.stderr)
     handler.addFilter(RedactingFilter())
     handler.setFormatter(
         JsonFormatter() if as_json else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
