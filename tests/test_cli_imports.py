@@ -48,6 +48,14 @@ def test_help_loads_nothing_heavy_and_lists_every_subcommand(tmp_path):
     assert not missing, f"--help does not list {missing}:\n{done.stdout}"
 
 
+def test_help_reads_no_config_so_loads_no_validation_library(tmp_path):
+    # --help reads no configuration: a foundation module that pulls pydantic or yaml in at import (as the
+    # log set-up once did through its settings model) costs every command ~60 ms before it starts.
+    names, done = _loaded("--help", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not names & {"pydantic", "yaml"}, f"`mcp-watcher --help` imported {sorted(names & {'pydantic', 'yaml'})}"
+
+
 def _write_snapshot(folder: Path, tools: list[dict[str, object]]) -> Path:
     folder.mkdir(parents=True)
     (folder / "tools.json").write_text(json.dumps(tools), encoding="utf-8")

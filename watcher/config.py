@@ -13,7 +13,7 @@ from pydantic import Field, model_validator
 
 from watcher.core.configfile import LocatedError, StrictModel, config_path, validate_with_lines, yaml_with_lines
 from watcher.core.errors import ConfigError
-from watcher.core.logs import LogSettings
+from watcher.core.settings import LogSettings
 from watcher.core.state_check import StateError
 from watcher.core.store import Store
 from watcher.digest.settings import DigestSettings

@@ -7,12 +7,8 @@ import logging
 import re
 import sys
 from datetime import UTC, datetime
-from typing import Literal
-
-from pydantic import Field
 
 from watcher.core import vault
-from watcher.core.configfile import StrictModel
 
 # Slack tokens and webhook paths, GitHub tokens, bearer headers: masked in every log line.
 _SECRET_PATTERNS = [
@@ -86,10 +82,3 @@ def setup_logging(level: str = "INFO", as_json: bool = False) -> None:
     # Third-party chatter stays at WARNING unless debugging.
     for noisy in ("httpx", "httpx2", "httpcore", "httpcore2", "apscheduler", "slack_sdk", "mcp", "uvicorn"):
         logging.getLogger(noisy).setLevel(logging.DEBUG if level == "DEBUG" else logging.WARNING)
-
-
-class LogSettings(StrictModel):
-    """The `log` section: the level and whether lines are JSON."""
-
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
-    json_format: bool = Field(default=False, alias="json")
