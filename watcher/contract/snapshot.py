@@ -3,10 +3,11 @@
 Over 350 lines: connecting, paging through lists and probing errors share one session and its failure handling.
 
 One era per connection: `legacy` does the initialize handshake, `modern` calls server/discover
-and speaks 2026-07-28 per request. A server that refuses an era gets a recorded
-"unsupported: <reason>" for it; a server that cannot be reached or hangs gets "error: <reason>".
-Neither raises. Lists are fetched raw (the client's x-mcp-header filter must not hide a tool from
-the snapshot), every page, and re-fetched from the start when they change mid-way.
+and speaks 2026-07-28 per request (so the modern sessions of several client profiles share one). A
+server that refuses an era gets a recorded "unsupported: <reason>" for it; a server that cannot be
+reached or hangs gets "error: <reason>". Neither raises. Lists are fetched raw (the client's
+x-mcp-header filter must not hide a tool from the snapshot), every page, and re-fetched from the
+start when they change mid-way.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import SessionMessage
 from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import TypeAdapter, ValidationError
 
@@ -153,8 +155,9 @@ async def take_snapshot(
     `target.headers` and `target.env` and are recorded by name only. `client_profile_name` names the
     client-capability profiles to take the contract under (`watcher.contract.handshake.CLIENT_PROFILES`,
     or comma lists of capabilities), one name or several: the first is written where a one-profile
-    snapshot goes, each other one under `out_dir/profiles/<name>/` in the same layout. The profiles of
-    one era are read at the same time, each on its own connection; the legacy version probes, which do
+    snapshot goes, each other one under `out_dir/profiles/<name>/` in the same layout. Every era under
+    every profile is read at the same time: each legacy session on its own connection, the modern era's
+    sessions of a stdio server on one process (`_take_sessions`); the legacy version probes, which do
     not depend on the client's capabilities, are made once, by the first profile, and shared.
     `probe_versions` False skips the legacy version probes (server.json then records one handshake).
     """
@@ -178,11 +181,10 @@ async def take_snapshot(
         "clientProfiles": [client.record() for client in clients],
     }
     secrets = target.private_values()
-    # Every era under every profile at once, each on its own connection: the server's start-up, the
-    # larger part of a snapshot's time, overlaps instead of adding up.
-    per_era = await asyncio.gather(
-        *(_snapshot_profiles(target, name, timeout, clients, probe_versions) for name in eras)
-    )
+    taken = await _take_sessions(target, eras, timeout, clients, probe_versions)
+    per_era = [
+        _share_version_probes([taken[name, i] for i in range(len(clients))], clients, probe_versions) for name in eras
+    ]
     for name, results in zip(eras, per_era, strict=True):
         for index, (client, raw) in enumerate(zip(clients, results, strict=True)):
             result = _masked(raw, secrets)
@@ -218,20 +220,15 @@ def distinct_profiles(names: Sequence[str]) -> list[ClientProfile]:
     return clients
 
 
-async def _snapshot_profiles(
-    target: SnapshotTarget, era: str, timeout: float, clients: list[ClientProfile], probe: bool
-) -> list[_EraResult]:
-    """One era under every profile, concurrently; the first profile's version probes are shared."""
-    results = await asyncio.gather(
-        *(_snapshot_era(target, era, timeout, client, probe and index == 0) for index, client in enumerate(clients))
-    )
+def _share_version_probes(results: list[_EraResult], clients: list[ClientProfile], probe: bool) -> list[_EraResult]:
+    """One era's results, every profile's; the first profile's legacy version probes are shared."""
     first = results[0]
-    shared = {k: first.server[k] for k in _SHARED_VERSION_FIELDS if k in first.server}
-    if era == "legacy" and probe and first.status == "ok":
+    if first.era == "legacy" and probe and first.status == "ok":
+        shared = {k: first.server[k] for k in _SHARED_VERSION_FIELDS if k in first.server}
         for result in results[1:]:
             if result.status == "ok" and result.server.get("protocolVersion") == first.server.get("protocolVersion"):
                 result.server.update(shared, versionProbesFrom=clients[0].name)
-    return list(results)
+    return results
 
 
 def _remove_stale_profiles(out_dir: Path, keep: set[str]) -> None:
@@ -320,14 +317,181 @@ def _write_era(era_dir: Path, result: _EraResult) -> None:
 # -- one era ---------------------------------------------------------------------------------------
 
 
+_Job = tuple[str, int]
+"""(era, index of the client profile): one session of a snapshot."""
+
+
+async def _take_sessions(
+    target: SnapshotTarget, eras: Sequence[str], timeout: float, clients: list[ClientProfile], probe: bool
+) -> dict[_Job, _EraResult]:
+    """Every era under every profile, at once. A stdio server's start-up is most of a session's time,
+    and mostly CPU, so a process per session adds up even when they run at the same time: the modern
+    era's sessions, stateless requests that each carry the profile's client capabilities, share one
+    process. Each legacy session has a process of its own: its server keeps the client's capabilities
+    from the `initialize` (a server may register tools then, and never drop them), and a connection
+    serves one era (the SDK's servers refuse an `initialize` after modern requests). HTTP sessions cost
+    no process: each runs on its own connection."""
+    jobs = [(era, index) for era in eras for index in range(len(clients))]
+    lanes: list[list[_Job]] = [[job] for job in jobs]
+    if target.command and len(clients) > 1 and "modern" in eras:
+        shared = [job for job in jobs if job[0] == "modern"]
+        lanes = [shared] + [[job] for job in jobs if job not in shared]
+    taken = await asyncio.gather(*(_run_lane(target, lane, timeout, clients, probe) for lane in lanes))
+    return {job: result for lane in taken for job, result in lane.items()}
+
+
+async def _run_lane(
+    target: SnapshotTarget, jobs: list[_Job], timeout: float, clients: list[ClientProfile], probe: bool
+) -> dict[_Job, _EraResult]:
+    """`jobs` in turn on one server process; a session that the earlier ones may have spoiled is taken
+    again on a process of its own, so that every result is what a new process would have given."""
+
+    async def fresh(job: _Job, connection: _Connection | None = None) -> _EraResult:
+        era, index = job
+        return await _snapshot_era(target, era, timeout, clients[index], probe and index == 0, connection)
+
+    if len(jobs) == 1:
+        return {jobs[0]: await fresh(jobs[0])}
+    results: dict[_Job, _EraResult] = {}
+    with (
+        tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog,
+        contextlib.suppress(Exception),  # boundary: where the process will not start, each job fails on its own
+    ):
+        async with AsyncExitStack() as stack:
+            streams = await stack.enter_async_context(await _open_transport(target, stack, timeout, errlog))
+            for turn, job in enumerate(jobs):
+                result = await fresh(job, _Connection(streams, errlog, turn))
+                if turn and not _as_if_alone(
+                    result, next((r for (era, _), r in results.items() if era == job[0]), None)
+                ):
+                    break
+                results[job] = result
+                if result.status.startswith("error"):
+                    break  # the process may be gone or wedged
+    rest = [job for job in jobs if job not in results]
+    results.update(zip(rest, await asyncio.gather(*(fresh(job) for job in rest)), strict=True))
+    return results
+
+
+def _as_if_alone(result: _EraResult, first: _EraResult | None) -> bool:
+    """Whether a result from a process that served other sessions first stands for a new process's: a
+    complete one does; a refusal only where the same era's first session met the same one."""
+    if result.status == "ok":
+        return True
+    return first is not None and result.status.startswith("unsupported") and result.status == first.status
+
+
+@dataclass
+class _Connection:
+    """A server process that serves several sessions in turn."""
+
+    streams: Any
+    errlog: TextIO
+    turn: int
+    """Which session this is, from 0: the request ids are the session's own (see `_LaneReader`)."""
+
+
+_ID_SPAN = 1_000_000
+"""Request ids of one session on a shared connection: turn × span up."""
+
+
+class _LaneReader:
+    """A session's read end of a shared connection: not closed with the session, and the answers to
+    earlier sessions' requests (one cancelled in a timeout, say) are not taken for this one's."""
+
+    def __init__(self, inner: Any, turn: int) -> None:
+        self._inner = inner
+        self._base = turn * _ID_SPAN
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        while True:
+            item = await self._inner.receive()
+            message = getattr(item, "message", None)
+            if not isinstance(message, types.JSONRPCResponse | types.JSONRPCError) or not isinstance(message.id, int):
+                return item
+            if self._base <= message.id < self._base + _ID_SPAN:
+                return SessionMessage(message.model_copy(update={"id": message.id - self._base}), item.metadata)
+
+    def __aiter__(self) -> _LaneReader:
+        return self
+
+    async def __anext__(self) -> Any:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        pass
+
+    async def __aenter__(self) -> _LaneReader:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        pass
+
+
+class _LaneWriter:
+    """A session's write end of a shared connection: its request ids moved into the session's range."""
+
+    def __init__(self, inner: Any, turn: int) -> None:
+        self._inner = inner
+        self._base = turn * _ID_SPAN
+
+    async def send(self, item: SessionMessage) -> None:
+        message = item.message
+        if self._base and isinstance(message, types.JSONRPCRequest) and isinstance(message.id, int):
+            item = SessionMessage(message.model_copy(update={"id": message.id + self._base}), item.metadata)
+        elif (
+            self._base
+            and isinstance(message, types.JSONRPCNotification)
+            and message.method == "notifications/cancelled"
+        ):
+            params = dict(message.params or {})
+            if isinstance(params.get("requestId"), int):
+                params["requestId"] += self._base
+                item = SessionMessage(message.model_copy(update={"params": params}), item.metadata)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        pass
+
+    async def __aenter__(self) -> _LaneWriter:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        pass
+
+
+@contextlib.asynccontextmanager
+async def _borrowed(connection: _Connection) -> Any:
+    read, write = connection.streams
+    yield _LaneReader(read, connection.turn), _LaneWriter(write, connection.turn)
+
+
 async def _snapshot_era(
-    target: SnapshotTarget, era: str, timeout: float, profile: ClientProfile, probe: bool
+    target: SnapshotTarget,
+    era: str,
+    timeout: float,
+    profile: ClientProfile,
+    probe: bool,
+    connection: _Connection | None = None,
 ) -> _EraResult:
+    """One era under one profile, on a new connection or on `connection`."""
     noise = StdoutNoise()
-    with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as errlog:
+    with contextlib.ExitStack() as files:
+        errlog = (
+            connection.errlog
+            if connection
+            else files.enter_context(tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace"))
+        )
         try:
             with anyio.fail_after(timeout):
-                return await _connect_and_read(target, era, timeout, errlog, profile, probe, noise)
+                return await _connect_and_read(target, era, timeout, errlog, profile, probe, noise, connection)
         except Exception as exc:  # boundary: any failure of a foreign server is a recorded result
             leaves = list(_leaves(exc))
             failure = next((leaf for leaf in leaves if isinstance(leaf, _EraFailure)), None)
@@ -368,6 +532,7 @@ async def _connect_and_read(
     profile: ClientProfile,
     probe: bool,
     noise: StdoutNoise,
+    connection: _Connection | None = None,
 ) -> _EraResult:
     changed: set[str] = set()
 
@@ -377,7 +542,7 @@ async def _connect_and_read(
             changed.add(list_name)
 
     async with AsyncExitStack() as stack:
-        transport = await _open_transport(target, stack, timeout, errlog)
+        transport = _borrowed(connection) if connection else await _open_transport(target, stack, timeout, errlog)
         mode = "legacy" if era == "legacy" else LATEST_MODERN_VERSION
         client = Client(
             transport,
