@@ -63,3 +63,39 @@ def test_deep_capability_objects_are_kept_whole(tmp_path: Path) -> None:
     report = diff_snapshots(tmp_path / "old", tmp_path / "new")
     removed = [c for c in report["changes"] if c["breaksClients"]]
     assert [(c["rule"], c["path"]) for c in removed] == [("capability_removed", "capabilities.tasks.requests.sampling")]
+
+
+def test_the_modern_sessions_share_one_process_and_each_declares_its_own_profile(tmp_path: Path) -> None:
+    """Two profiles, both eras: three server processes (one per legacy session, one for the modern
+    era's stateless requests), and the shared one still sees each profile's capabilities."""
+    starts = tmp_path / "starts"
+    counting = ["/bin/sh", "-c", 'echo start >> "$0" && exec "$@"', str(starts)]
+    command = [*counting, *extra_server_command("capability-tools")]
+    summary = take_snapshot_sync(stdio_target(command), tmp_path / "s")
+    assert {era: record["status"] for eras in summary["profiles"].values() for era, record in eras.items()} == {
+        "legacy": "ok",
+        "modern": "ok",
+    }
+    assert starts.read_text().split() == ["start"] * 3
+    for era in ("legacy", "modern"):
+        typical = json.loads((tmp_path / "s" / era / "tools.json").read_text())
+        bare = json.loads((tmp_path / "s" / "profiles" / "none" / era / "tools.json").read_text())
+        assert [t["name"] for t in typical] == ["ask_user", "lookup"] and [t["name"] for t in bare] == ["lookup"]
+        server = json.loads((tmp_path / "s" / "profiles" / "none" / era / "server.json").read_text())
+        assert server["clientProfile"] == {"name": "none", "capabilities": []}
+
+
+def test_a_modern_session_the_shared_process_fails_is_taken_again_on_a_process_of_its_own(tmp_path: Path) -> None:
+    """The server exits on its second tools/list: the second profile's modern session fails on the shared
+    process, and is retaken alone, so the snapshot is what a process per session would have given."""
+    starts = tmp_path / "starts"
+    counting = ["/bin/sh", "-c", 'echo start >> "$0" && exec "$@"', str(starts)]
+    command = [*counting, *extra_server_command("capability-tools"), "--one-list"]
+    summary = take_snapshot_sync(stdio_target(command), tmp_path / "s", era="modern")
+    assert {name: eras["modern"]["status"] for name, eras in summary["profiles"].items()} == {
+        "typical": "ok",
+        "none": "ok",
+    }
+    assert starts.read_text().split() == ["start"] * 2
+    bare = json.loads((tmp_path / "s" / "profiles" / "none" / "tools.json").read_text())
+    assert [t["name"] for t in bare] == ["lookup"]
