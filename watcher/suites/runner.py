@@ -25,7 +25,7 @@ from watcher.contract.accept import AcceptFile
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 from watcher.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
-from watcher.suites import checkout, conformance, deprecations, prebuild, sandbox, toolchain
+from watcher.suites import checkout, conformance, deprecations, prebuild, sandbox, toolchain, wheels
 from watcher.suites.declared import substitute
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
@@ -211,6 +211,7 @@ class _Run:
             cancel=self.cancel,
             prepare=self.server.prepare,
             boundary=self.sandbox,
+            shared_wheels=wheels.for_config(self.loaded),
         )
         env.seconds = time.monotonic() - began  # waiting for a pre-build is build time too
         return env
