@@ -46,6 +46,8 @@ MAX_WHEEL_BYTES = 256 * 1024 * 1024
 """A larger file is not cached (the build downloads it itself, as without the cache)."""
 TIMEOUT = 30.0
 PARALLEL = 4
+MAX_NAMES = 500
+"""Distributions asked for after one build (a build could leave any number of `*.dist-info` names)."""
 HARVEST_SECONDS = 300.0
 """What is not fetched by then is left for a later build (the process must not wait for a stuck registry)."""
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._]*)-(?P<version>[^-/]+)\.dist-info$")
@@ -82,20 +84,25 @@ class Harvest:
     errors: list[str] = field(default_factory=list)
 
 
-def installed(site_packages: Iterable[Path]) -> list[tuple[str, str]]:
-    """(name, version) of each `*.dist-info` folder's name (only names are read: the folder is untrusted)."""
+def installed(folders: Iterable[Path]) -> list[tuple[str, str]]:
+    """(name, version) of each `*.dist-info` folder's name in `folders` (only names are read, links are not
+    followed: a build wrote them), at most MAX_NAMES of them."""
     found: set[tuple[str, str]] = set()
-    for folder in site_packages:
+    for folder in folders:
+        if folder.is_symlink():
+            continue
         with contextlib.suppress(OSError):
             for entry in os.scandir(folder):
                 match = _DIST_INFO.match(entry.name)
                 if match and entry.is_dir(follow_symlinks=False):
                     found.add((str(canonicalize_name(match["name"])), match["version"]))
-    return sorted(found)
+    return sorted(found)[:MAX_NAMES]
 
 
 def venv_site_packages(venv: Path) -> list[Path]:
     lib = venv / "lib"
+    if lib.is_symlink():
+        return []
     with contextlib.suppress(OSError):
         return [p / "site-packages" for p in lib.iterdir() if p.name.startswith("python") and not p.is_symlink()]
     return []
