@@ -48,7 +48,7 @@ TIMEOUT = 30.0
 PARALLEL = 4
 MAX_NAMES = 500
 """Distributions asked for after one build (a build could leave any number of `*.dist-info` names)."""
-HARVEST_SECONDS = 300.0
+HARVEST_SECONDS = 120.0
 """What is not fetched by then is left for a later build (the process must not wait for a stuck registry)."""
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._]*)-(?P<version>[^-/]+)\.dist-info$")
 
@@ -143,7 +143,7 @@ def harvest(
                 report.without_wheel.append(f"{name}=={version}")
                 return
             filename, url, sha256 = best
-            _download(http, url, sha256, folder / filename)
+            _download(http, url, sha256, folder / filename, deadline)
             report.added.append(filename)
         except (httpx.HTTPError, OSError, ValueError) as exc:
             report.errors.append(f"{name}=={version}: {_why(exc)}")
@@ -231,7 +231,7 @@ def _best_wheel(
     return filename, url, sha256
 
 
-def _download(http: httpx.Client, url: str, sha256: str, dest: Path) -> None:
+def _download(http: httpx.Client, url: str, sha256: str, dest: Path, deadline: float) -> None:
     """Download to a temporary file beside `dest`; it becomes `dest` only when its hash is the registry's."""
     digest = hashlib.sha256()
     handle, partial = tempfile.mkstemp(dir=dest.parent, prefix=".partial-")
@@ -243,6 +243,8 @@ def _download(http: httpx.Client, url: str, sha256: str, dest: Path) -> None:
                 size += len(chunk)
                 if size > MAX_WHEEL_BYTES:
                     raise ValueError(f"{dest.name}: larger than {MAX_WHEEL_BYTES} bytes")
+                if time.monotonic() > deadline:  # a registry trickling bytes
+                    raise ValueError(f"{dest.name}: not downloaded within {HARVEST_SECONDS:.0f} s")
                 digest.update(chunk)
                 out.write(chunk)
         if digest.hexdigest() != sha256:
