@@ -2,12 +2,15 @@
 
     .venv/bin/python bench/bench_boundary.py [--server library] [--sdk-version 2.3.0] [--config PATH] [--quick]
 
-For each of `suites.sandbox: off` and `bubblewrap` (each in a fresh folder): a cold `run_check` (the
-environment and the conformance suite installed; without a room the installers use the machine's usual
-download caches, in a room each build has caches of its own), then a warm one (the sealed environment
-reused: its digest is checked first). The baseline, measured in the same run: the conformance CLI alone
-against the server, per requirement set. Also: how long checking a sealed environment's digest takes.
-Figures are ratios to the suite alone, and the boundary's cost as the ratio bubblewrap / off.
+Three set-ups, each in a fresh folder: `suites.sandbox: off` (the installers use the machine's usual
+download caches), bubblewrap rooms with caches of their own only (`suites.shared_wheels: false`, as before
+the shared wheel cache), and rooms with the shared wheel cache. In each: the first-ever cold `run_check`
+(nothing built, the conformance suite not installed, the shared cache empty), a warm one (the sealed
+environment reused: its digest is checked first), the conformance CLI alone against the server (the
+baseline, per requirement set), then a cold one for a new environment of the same dependencies (the suite
+installed, and the shared cache filled by the first build: many teams testing the same SDK version).
+Figures are ratios to the suite alone; also the env build's part of each cold run, how long checking a
+sealed environment's digest takes, the boundary's cost (rooms / off) and the cache's gain (shared / own).
 --quick (the smoke test's mode; installs nothing): the example server's start-up from this environment as a
 run starts it, without a room (the baseline) and inside one, alternately, twice each (the mean), and their ratio.
 """
@@ -15,12 +18,12 @@ run starts it, without a room (the baseline) and inside one, alternately, twice 
 from __future__ import annotations
 
 import argparse
-import shutil
 import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -28,39 +31,58 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_suite import bench_config, suite_alone  # noqa: E402
-from watcher.config import load_config  # noqa: E402
-from watcher.suites import sandbox  # noqa: E402
-from watcher.suites.env import env_digest  # noqa: E402
+from watcher.config import LoadedConfig, load_config  # noqa: E402
+from watcher.suites import sandbox, wheels  # noqa: E402
+from watcher.suites.env import env_digest, remove_env  # noqa: E402
 from watcher.suites.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.suites.runner import run_check  # noqa: E402
 
 
-def with_sandbox(config_path: Path, mode: str) -> Path:
+def with_sandbox(config_path: Path, mode: str, shared_wheels: bool = True) -> Path:
     data = yaml.safe_load(config_path.read_text(encoding="utf-8"))
     data["suites"]["sandbox"] = mode
+    data["suites"]["shared_wheels"] = shared_wheels
     config_path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return config_path
 
 
-def measure(source: Path, server: str, version: str, mode: str, folder: Path) -> dict[str, float]:
-    config_path = with_sandbox(bench_config(source, server, folder), mode)
+def timed_check(loaded: LoadedConfig, server: str, version: str, label: str) -> tuple[float, dict[str, Any]]:
+    began = time.monotonic()
+    report = run_check(loaded, server, version)
+    seconds = time.monotonic() - began
+    if report["verdict"] != "pass":
+        print(f"note: {label} run's verdict is {report['verdict']}: {report['reasons']}")
+    return seconds, report
+
+
+def measure(source: Path, server: str, version: str, mode: str, folder: Path, shared: bool = True) -> dict[str, float]:
+    """In a fresh folder: the first-ever cold run (nothing built, the suite not installed), a warm one, and
+    a cold one for a new environment with the suite and (when `shared`) the shared wheels left from before."""
+    config_path = with_sandbox(bench_config(source, server, folder), mode, shared)
     loaded = load_config(config_path)
-    began = time.monotonic()
-    cold = run_check(loaded, server, version)
-    cold_s = time.monotonic() - began
-    began = time.monotonic()
-    warm = run_check(loaded, server, version)
-    warm_s = time.monotonic() - began
-    for label, report in (("cold", cold), ("warm", warm)):
-        if report["verdict"] != "pass":
-            print(f"note: {mode} {label} run's verdict is {report['verdict']}: {report['reasons']}")
-    assert not cold["install"]["cached"] and warm["install"]["cached"], (cold["install"], warm["install"])
+    first_s, first = timed_check(loaded, server, version, f"{mode} first-ever cold")
+    wheels.settle(300)  # the cache fill runs after the build, off the run's time; the next build gains from it
+    warm_s, warm = timed_check(loaded, server, version, f"{mode} warm")
+    assert not first["install"]["cached"] and warm["install"]["cached"], (first["install"], warm["install"])
     env_dir = Path(warm["install"]["path"])
     began = time.monotonic()
     env_digest(env_dir)
     digest_s = time.monotonic() - began
     alone, _ = suite_alone(config_path, server, version)
-    return {"cold": cold_s, "warm": warm_s, "alone": alone, "digest": digest_s}
+    # Another environment of the same dependencies, as when many teams test the same SDK version.
+    remove_env(env_dir)
+    cold_s, cold = timed_check(loaded, server, version, f"{mode} cold")
+    assert not cold["install"]["cached"], cold["install"]
+    wheels.settle(300)
+    return {
+        "first": first_s,
+        "first_build": first["install"]["seconds"],
+        "cold": cold_s,
+        "cold_build": cold["install"]["seconds"],
+        "warm": warm_s,
+        "alone": alone,
+        "digest": digest_s,
+    }
 
 
 def start_seconds(boundary: sandbox.Sandbox, folder: Path) -> float:
@@ -109,7 +131,7 @@ def main() -> int:
     parser.add_argument("--config", default=str(ROOT / "config" / "watcher.yaml"))
     parser.add_argument("--server", default="library")
     parser.add_argument("--sdk-version", default="2.3.0")
-    parser.add_argument("--rounds", type=int, default=1, help="alternate off/bubblewrap this many times")
+    parser.add_argument("--rounds", type=int, default=1, help="rotate the three set-ups this many times")
     parser.add_argument("--quick", action="store_true", help="server start-ups only, nothing installed")
     args = parser.parse_args()
     if args.quick:
@@ -119,25 +141,40 @@ def main() -> int:
         print(f"the run boundary cannot be had here: {boundary.reason}")
         return 2
     print(f"server {args.server}, SDK {args.sdk_version}; boundary: {boundary.describe()}")
-    rounds: dict[str, list[dict[str, float]]] = {"off": [], "bubblewrap": []}
+    setups = {
+        "off": ("off", True),
+        "rooms, own caches": ("bubblewrap", False),
+        "rooms, shared wheels": ("bubblewrap", True),
+    }
+    rounds: dict[str, list[dict[str, float]]] = {name: [] for name in setups}
+    names = list(setups)
     for number in range(args.rounds):
-        # Alternate which mode goes first: the first one also pays for the machine's cold page cache.
-        for mode in ("off", "bubblewrap") if number % 2 == 0 else ("bubblewrap", "off"):
-            folder = Path(tempfile.mkdtemp(prefix=f"bench-boundary-{mode}-"))
+        # Rotate which set-up goes first: the first one also pays for the machine's cold page cache.
+        for name in names[number % len(names) :] + names[: number % len(names)]:
+            mode, shared = setups[name]
+            folder = Path(tempfile.mkdtemp(prefix="bench-boundary-"))
             try:
-                rounds[mode].append(measure(Path(args.config), args.server, args.sdk_version, mode, folder))
+                rounds[name].append(measure(Path(args.config), args.server, args.sdk_version, mode, folder, shared))
             finally:
-                shutil.rmtree(folder, ignore_errors=True)
-    figures = {mode: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for mode, runs in rounds.items()}
-    print(f"medians of {args.rounds} round(s):")
-    for mode, f in figures.items():
+                remove_env(folder)
+    figures = {name: {k: statistics.median(r[k] for r in runs) for k in runs[0]} for name, runs in rounds.items()}
+    print(f"medians of {args.rounds} round(s); ratios to the suite alone measured in the same set-up:")
+    for name, f in figures.items():
         print(
-            f"{mode:<10} suite alone {f['alone']:6.1f} s | warm {f['warm']:6.1f} s = {f['warm'] / f['alone']:.2f} x"
-            f" | cold {f['cold']:6.1f} s = {f['cold'] / f['alone']:.2f} x | digest check {f['digest']:.2f} s"
+            f"{name:<21} suite alone {f['alone']:5.1f} s | warm {f['warm']:5.1f} s = {f['warm'] / f['alone']:.2f} x"
+            f" | cold {f['cold']:5.1f} s = {f['cold'] / f['alone']:.2f} x (build {f['cold_build']:.1f} s)"
+            f" | first-ever cold {f['first']:5.1f} s = {f['first'] / f['alone']:.2f} x (build {f['first_build']:.1f} s)"
+            f" | digest check {f['digest']:.2f} s"
         )
-    off, on = figures["off"], figures["bubblewrap"]
-    warm, cold = on["warm"] / off["warm"], on["cold"] / off["cold"]
-    print(f"boundary cost: warm {warm:.2f} x, cold {cold:.2f} x (bubblewrap / off)")
+    off, own, shared_f = figures["off"], figures["rooms, own caches"], figures["rooms, shared wheels"]
+    print(
+        f"boundary cost (rooms, own caches / off): warm {own['warm'] / off['warm']:.2f} x,"
+        f" cold {own['cold'] / off['cold']:.2f} x, first-ever cold {own['first'] / off['first']:.2f} x"
+    )
+    print(
+        f"shared wheels (shared / own caches): cold build {shared_f['cold_build'] / own['cold_build']:.2f} x,"
+        f" cold run {shared_f['cold'] / own['cold']:.2f} x, first-ever cold {shared_f['first'] / own['first']:.2f} x"
+    )
     return 0
 
 

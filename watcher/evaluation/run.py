@@ -26,7 +26,7 @@ from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
 from watcher.evaluation.providers import make_provider, mask
 from watcher.evaluation.settings import Evaluation
 from watcher.evaluation.tasks import Task, load_tasks
-from watcher.suites import sandbox
+from watcher.suites import sandbox, wheels
 from watcher.suites.env import prepare_env
 from watcher.suites.process import ServerProcess, free_port, scrubbed_env
 from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, server_room_paths, version_refusal
@@ -92,6 +92,7 @@ def built_sides(
                 secret_names=secrets,
                 cancel=cancel,
                 boundary=boundary,
+                shared_wheels=wheels.for_config(loaded),
             )
             if not env.ok:
                 raise SideError(f"{package} {version} would not install: {env.error}")

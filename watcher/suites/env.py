@@ -6,7 +6,9 @@ project whose package.json pins the SDK to the version, then `npm install`.
 
 Every build step runs inside the run boundary when the sandbox is on (`sandbox.py`): writable only the
 environment's own folder, network only to the registries, its package caches private to the build
-(`<env>/.cache`, removed afterwards) so no cache carries one team's build into another's.
+(`<env>/.cache`, removed afterwards) so no cache carries one team's build into another's. Registry
+wheels come read-only from the shared, hash-checked download cache when there is one (`wheels.py`);
+after a build in a room the watcher adds the wheels it installed to that cache.
 
 A built environment is sealed: read-only (owned by the watcher, no write bit), with a digest of every
 file, link and mode recorded in its marker. A run that finds the digest changed rebuilds it instead
@@ -40,6 +42,7 @@ from packaging.utils import canonicalize_name
 from watcher.core.errors import ToolMissing
 from watcher.suites import sandbox as sandboxes
 from watcher.suites import toolchain
+from watcher.suites import wheels as shared
 from watcher.suites.declared import build_declared
 from watcher.suites.process import run_command, scrubbed_env
 
@@ -171,9 +174,11 @@ def prepare_env(
     cancel: threading.Event | None = None,
     prepare: Sequence[Sequence[str]] = (),
     boundary: sandboxes.Sandbox | None = None,
+    shared_wheels: shared.SharedWheels | None = None,
 ) -> EnvResult:
     """Return a ready environment for the server under `sdk_version`, building it when not cached (inside
-    `boundary`'s room when it is active). A cached one is used only when its sealed digest still matches."""
+    `boundary`'s room when it is active). A cached one is used only when its sealed digest still matches.
+    `shared_wheels` (used only with a room): the download cache the build reads and the watcher fills."""
     started = time.monotonic()
     if not project.is_dir():
         return EnvResult(
@@ -213,16 +218,23 @@ def prepare_env(
         }
         build = builders[language]
         room = boundary if boundary is not None and boundary.active else None
+        wheels = _usable(shared_wheels) if room is not None and language == "python" else None
         context = BuildContext(env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel, result, room)
+        context.shared_wheels = wheels
         result.sandboxed = room is not None
         try:
             build(context)
         except ToolMissing as exc:
             result.ok, result.error = False, str(exc)
-        result.seconds = time.monotonic() - started
         if result.ok:
+            # Only the names of what the build installed (its venv, and its build environments through
+            # the private uv cache) are read; the bytes come from the registry, checked against its hashes.
+            wanted = shared.installed([*shared.venv_site_packages(env_dir / "venv"), *_unpacked(env_dir)])
             shutil.rmtree(env_dir / CACHE_DIR, ignore_errors=True)
             seal(env_dir)
+            if wheels is not None:
+                shared.harvest_later(wheels, wanted)  # not the run's time: the next builds gain from it
+            result.seconds = time.monotonic() - started
             result.digest = env_digest(env_dir)
             marker.unlink(missing_ok=True)  # whatever the build put there (a link would be followed)
             marker.write_text(
@@ -244,6 +256,7 @@ def prepare_env(
             os.chmod(marker, 0o444)
             os.chmod(env_dir, _read_only(env_dir.stat().st_mode))
         else:
+            result.seconds = time.monotonic() - started
             # Keep only the log of a failed build; the next run tries again from scratch.
             install_log = env_dir / "install.log"
             keep = install_log.read_bytes() if install_log.is_file() and not install_log.is_symlink() else b""
@@ -251,6 +264,26 @@ def prepare_env(
             env_dir.mkdir(parents=True, exist_ok=True)
             (env_dir / "install.log").write_bytes(keep)
         return result
+
+
+def _usable(wheels: shared.SharedWheels | None) -> shared.SharedWheels | None:
+    """The shared cache, its folder made; None (builds download everything) when it cannot be."""
+    if wheels is None:
+        return None
+    try:
+        wheels.ensure()
+    except OSError as exc:
+        log.warning("the shared wheel cache is not used: %s", exc)
+        return None
+    return wheels
+
+
+def _unpacked(env_dir: Path) -> list[Path]:
+    """The folders of the build's own uv cache holding unpacked wheels (the build environments' too)."""
+    archive = env_dir / CACHE_DIR / "uv" / "archive-v0"
+    with contextlib.suppress(OSError):
+        return [p for p in archive.iterdir() if p.is_dir() and not p.is_symlink()]
+    return []
 
 
 def _read_marker(marker: Path) -> dict[str, Any] | None:
@@ -334,6 +367,16 @@ class BuildContext:
     boundary: sandboxes.Sandbox | None = None
     """The sandbox the steps run in (None: no room, the steps run as the watcher's children)."""
     deadline: float = 0.0
+    shared_wheels: shared.SharedWheels | None = None
+    """The shared download cache the installer reads (read-only in the room), when there is one."""
+
+    def find_links(self, env: dict[str, str], variable: str, separator: str | None) -> list[str]:
+        """The installer's options to take wheels from the shared cache (nothing without one). The
+        machine's own find-links (`variable`) are repeated: an option on the command line replaces them."""
+        if self.shared_wheels is None:
+            return []
+        own = [link for link in env.get(variable, "").split(separator) if link.strip()]
+        return [arg for link in [*own, str(self.shared_wheels.folder)] for arg in ("--find-links", link.strip())]
 
     @property
     def src(self) -> Path:
@@ -378,8 +421,9 @@ class BuildContext:
         package indexes readable, network to the registries only."""
         if self.boundary is None:
             return sandboxes.Launcher()
+        cache = [self.shared_wheels.folder] if self.shared_wheels is not None else []
         return self.boundary.room(
-            readable=[*toolchain.runtime_paths(), *sandboxes.local_package_sources()],
+            readable=[*toolchain.runtime_paths(), *sandboxes.local_package_sources(), *cache],
             writable=[self.env_dir],
             network="registry",
             protected=[self.log],  # the watcher appends to it: the build must not swap it for a link
@@ -428,19 +472,24 @@ def _build_python(ctx: BuildContext) -> None:
             ("uv venv", [uv, "venv", "--quiet", "--python", toolchain.python(), str(venv)]),
             (
                 "uv pip install",
-                [uv, "pip", "install", "--python", python, "--override", str(overrides), str(ctx.src), pin],
+                [uv, "pip", "install", "--python", python, "--override", str(overrides)]
+                + [*ctx.find_links(child, "UV_FIND_LINKS", ","), str(ctx.src), pin],
             ),
         ]
     else:
+        links = ctx.find_links(child, "PIP_FIND_LINKS", None)
         # pip has no overrides: install the project's other dependencies with the SDK pinned,
         # then the project itself without dependencies.
         wanted = [*_other_requirements(ctx.src, ctx.sdk_package), pin]
         steps = [
             ("python -m venv", [toolchain.python(), "-m", "venv", str(venv)]),
-            ("pip install dependencies", [python, "-m", "pip", "install", "--disable-pip-version-check", *wanted]),
+            (
+                "pip install dependencies",
+                [python, "-m", "pip", "install", "--disable-pip-version-check", *links, *wanted],
+            ),
             (
                 "pip install project",
-                [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-deps", str(ctx.src)],
+                [python, "-m", "pip", "install", "--disable-pip-version-check", *links] + ["--no-deps", str(ctx.src)],
             ),
         ]
     for step, command in steps:

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from watcher.config import LoadedConfig, secret_env_names
-from watcher.suites import conformance, sandbox, toolchain
+from watcher.suites import conformance, sandbox, toolchain, wheels
 from watcher.suites.env import EnvResult, prepare_env
 
 log = logging.getLogger(__name__)
@@ -96,6 +96,7 @@ class Prebuilder:
                 cancel=self.cancel,
                 prepare=server.prepare,
                 boundary=self.boundary,
+                shared_wheels=wheels.for_config(self.loaded),
             )
         except Exception as exc:  # a bug of ours: the run reports it, the pool carries on
             log.exception("pre-build of %s under %s failed", server_name, sdk_version)

@@ -27,7 +27,7 @@ from watcher.core import progress, vault
 from watcher.core.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
 from watcher.core.timefmt import iso, today_utc, utcnow
 from watcher.sources import versions
-from watcher.suites import checkout, conformance, deprecations, prebuild, sandbox, toolchain
+from watcher.suites import checkout, conformance, deprecations, prebuild, sandbox, toolchain, wheels
 from watcher.suites.declared import substitute
 from watcher.suites.env import EnvResult, env_key, locked, prepare_env
 from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
@@ -213,6 +213,7 @@ class _Run:
             cancel=self.cancel,
             prepare=self.server.prepare,
             boundary=self.sandbox,
+            shared_wheels=wheels.for_config(self.loaded),
         )
         env.seconds = time.monotonic() - began  # waiting for a pre-build is build time too
         return env

@@ -5,7 +5,7 @@ starts each run in a room that sees:
 
 - the system read-only (/usr and its /bin, /lib links; /etc without its secret files);
 - read-only: the interpreter or Node it runs on and the machine's local package indexes (pip's
-  `file://` indexes and find-links folders);
+  `file://` indexes and find-links folders); a Python install also the shared wheel cache (`wheels.py`);
 - writable: only the folder of the environment being built (install step); at run time nothing of
   the host — its environment is bound read-only (sealed);
 - a private /tmp, which is also its HOME; /proc of its own PID namespace; a minimal /dev.

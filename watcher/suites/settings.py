@@ -237,3 +237,5 @@ class SuiteSettings(StrictModel):
     """When an SDK is first seen (baseline), run its servers once against its newest version."""
     sandbox: Literal["auto", "bubblewrap", "off"] = "auto"
     """The server under test inside bubblewrap: auto (when bwrap works here), bubblewrap (required), off."""
+    shared_wheels: bool = True
+    """Builds in a room take registry wheels from `<envs_dir>/_wheels` (hash-checked, read-only to rooms)."""
