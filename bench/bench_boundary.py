@@ -29,9 +29,9 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_suite import bench_config, suite_alone  # noqa: E402
 from watcher.config import load_config  # noqa: E402
-from watcher.suites import sandbox  # noqa: E402
-from watcher.suites.env import env_digest  # noqa: E402
-from watcher.suites.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
+from watcher.suites.build.env import env_digest  # noqa: E402
+from watcher.suites.run import sandbox  # noqa: E402
+from watcher.suites.run.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.suites.runner import run_check  # noqa: E402
 
 

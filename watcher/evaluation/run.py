@@ -26,9 +26,9 @@ from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
 from watcher.evaluation.providers import make_provider, mask
 from watcher.evaluation.settings import Evaluation
 from watcher.evaluation.tasks import Task, load_tasks
-from watcher.suites import sandbox
-from watcher.suites.env import prepare_env
-from watcher.suites.process import ServerProcess, free_port, scrubbed_env
+from watcher.suites.build.env import prepare_env
+from watcher.suites.run import sandbox
+from watcher.suites.run.process import ServerProcess, free_port, scrubbed_env
 from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, server_room_paths, version_refusal
 from watcher.suites.settings import Server
 

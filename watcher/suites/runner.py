@@ -27,12 +27,15 @@ from watcher.core import progress, vault
 from watcher.core.errors import Cancelled, ConformanceError, SuiteError, ToolMissing
 from watcher.core.timefmt import iso, today_utc, utcnow
 from watcher.sources import versions
-from watcher.suites import checkout, conformance, deprecations, prebuild, sandbox, toolchain
-from watcher.suites.declared import substitute
-from watcher.suites.env import EnvResult, env_key, locked, prepare_env
-from watcher.suites.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
-from watcher.suites.server_env import ServerEnvError, granted_env
+from watcher.suites.build import prebuild, toolchain
+from watcher.suites.build.declared import substitute
+from watcher.suites.build.env import EnvResult, env_key, locked, prepare_env
+from watcher.suites.judge import conformance, deprecations
+from watcher.suites.run import sandbox
+from watcher.suites.run.process import ServerProcess, StartResult, free_port, scrubbed_env, tail
+from watcher.suites.run.server_env import ServerEnvError, granted_env
 from watcher.suites.settings import Server
+from watcher.suites.source import checkout
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 _RANK = {PASS: 0, FAIL: 1, ERROR: 2}

@@ -1,6 +1,6 @@
 """Write a server's committed baselines from a run under its baseline SDK version.
 
-    python -m watcher.suites.baseline --config CONFIG --server NAME [--sdk-version V] [--only failures|snapshot]
+    python -m watcher.suites.judge.baseline --config CONFIG --server NAME [--sdk-version V] [--only failures|snapshot]
 
 - the expected-failures file (`expected_failures` in the config): one `scenario:check-id` entry per
   check that fails today in a scored scenario of any configured requirement set. A per-check entry
@@ -25,12 +25,12 @@ import yaml
 from watcher.config import LoadedConfig, load_config
 from watcher.core.errors import ConfigError, SuiteError, WatcherError
 from watcher.core.timefmt import today_utc
-from watcher.suites import conformance
+from watcher.suites.judge import conformance
 from watcher.suites.runner import _Run
 
 HEADER = """\
 # Expected conformance failures of {server} on {package} {version}, for {suite}.
-# Generated on {date} by `python -m watcher.suites.baseline --server {server}` (watcher/suites/README.md)
+# Generated on {date} by `python -m watcher.suites.judge.baseline --server {server}` (watcher/suites/README.md)
 # from the suite's checks.json files; requirement sets: {sets}.
 # Each entry excuses one check (scenario:check-id); the suite's other checks stay enforced.
 """
@@ -153,7 +153,9 @@ def _expected_failures(loaded: LoadedConfig, run: _Run, url: str | None, version
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m watcher.suites.baseline", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m watcher.suites.judge.baseline", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--config", help="the watcher config (default: config/watcher.yaml or MCP_WATCHER_CONFIG)")
     parser.add_argument("--server", required=True)
     parser.add_argument("--sdk-version", help="default: the server's baseline_sdk_version")

@@ -19,8 +19,10 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from watcher.config import LoadedConfig, secret_env_names
-from watcher.suites import conformance, sandbox, toolchain
-from watcher.suites.env import EnvResult, prepare_env
+from watcher.suites.build import toolchain
+from watcher.suites.build.env import EnvResult, prepare_env
+from watcher.suites.judge import conformance
+from watcher.suites.run import sandbox
 
 log = logging.getLogger(__name__)
 
