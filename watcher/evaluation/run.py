@@ -29,8 +29,10 @@ from watcher.evaluation.tasks import Task, load_tasks
 from watcher.suites.build.env import prepare_env
 from watcher.suites.run import sandbox
 from watcher.suites.run.process import ServerProcess, free_port, scrubbed_env
-from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, server_room_paths, version_refusal
+from watcher.suites.run.server import resolve_command, server_room_paths
+from watcher.suites.runner import version_refusal
 from watcher.suites.settings import Server
+from watcher.suites.state import new_run_id, sdk_package_of
 
 log = logging.getLogger(__name__)
 REPORT_FILE = "evaluation.json"

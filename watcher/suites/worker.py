@@ -31,8 +31,9 @@ from watcher.sources import versions
 from watcher.suites.executors import execute
 from watcher.suites.executors.fanout import Limits, run_batch
 from watcher.suites.notices import result_notice
-from watcher.suites.runner import ERROR, REPORT_FILE, version_refusal
+from watcher.suites.runner import version_refusal
 from watcher.suites.settings import GitHubActionsExecutor, Server
+from watcher.suites.state import ERROR, REPORT_FILE
 from watcher.suites.timings import run_timings
 
 log = logging.getLogger(__name__)

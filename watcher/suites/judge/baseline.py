@@ -25,8 +25,12 @@ import yaml
 from watcher.config import LoadedConfig, load_config
 from watcher.core.errors import ConfigError, SuiteError, WatcherError
 from watcher.core.timefmt import today_utc
+from watcher.suites.build.install import install
 from watcher.suites.judge import conformance
-from watcher.suites.runner import _Run
+from watcher.suites.judge.contract import take_snapshot
+from watcher.suites.run import sandbox
+from watcher.suites.run.server import start_server
+from watcher.suites.state import RunState
 
 HEADER = """\
 # Expected conformance failures of {server} on {package} {version}, for {suite}.
@@ -78,13 +82,14 @@ def write_expected_failures(
 def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: str | None) -> list[Path]:
     server = loaded.config.server(server_name)
     version = version or server.baseline_sdk_version
-    run = _Run(loaded, server, version, None)
+    # The stages a check goes through, by hand: build, run, then the judge's tools write what they read.
+    run = RunState(loaded, server, version, None, sandbox.choose(loaded.config.suites.sandbox))
     run.run_dir.mkdir(parents=True, exist_ok=True)
-    env = run.install(version)
+    env = install(run, version)
     if not env.ok:
         raise SuiteError(f"install of {run.sdk_package} {version} failed: {env.error}\n{env.evidence}")
     written: list[Path] = []
-    with run.start_server(env, run.run_dir) as process:
+    with start_server(run, env, run.run_dir) as process:
         started = process.start(server.timeouts.start)
         if not started.ok:
             raise SuiteError(f"the server did not start: {started.error}\n{started.evidence}")
@@ -95,12 +100,12 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
                 raise ConfigError(f"server {server.name!r} has no baseline_snapshot folder configured")
             target = loaded.resolve(server.baseline_snapshot)
             shutil.rmtree(target, ignore_errors=True)
-            run.take_snapshot(process, env, target)
+            take_snapshot(run, process, env, target)
             written.append(target)
     return written
 
 
-def _expected_failures(loaded: LoadedConfig, run: _Run, url: str | None, version: str) -> list[Path]:
+def _expected_failures(loaded: LoadedConfig, run: RunState, url: str | None, version: str) -> list[Path]:
     server = run.server
     if not server.expected_failures:
         raise ConfigError(f"server {server.name!r} has no expected_failures file configured")
