@@ -27,11 +27,11 @@ from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination
 from watcher.notify.settings import slack_credentials
 from watcher.ops.health import HttpServer, Readiness, build_app
+from watcher.pipeline import process_queue, queue_after_poll
 from watcher.polling.cadence import Cadence, current_cadence, next_poll, plan_budget
 from watcher.polling.poll import poll_all
 from watcher.spec import watch as spec_watch
 from watcher.suites.run import reaper
-from watcher.suites.worker import process_queue, queue_after_poll
 
 log = logging.getLogger(__name__)
 READINESS_FIRST_MINUTES = 30
