@@ -53,8 +53,8 @@ def test_errors_stay_importable_from_the_modules_that_raise_them() -> None:
     from watcher.sources.base import SourceError
     from watcher.spec.registry import RegistryFormatError
     from watcher.spec.seps import SepLookupError
-    from watcher.suites.conformance import ConformanceError
-    from watcher.suites.toolchain import ToolMissing
+    from watcher.suites.build.toolchain import ToolMissing
+    from watcher.suites.judge.conformance import ConformanceError
 
     assert ConfigError is errors.ConfigError and SchemaTooNew is errors.SchemaTooNew
     assert SourceError is errors.SourceError and RegistryFormatError is errors.RegistryFormatError

@@ -140,8 +140,8 @@ def _poll(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
 
     from watcher.notify.delivery import deliver_outbox, make_sink
     from watcher.notify.settings import slack_credentials
+    from watcher.pipeline import process_queue, queue_after_poll
     from watcher.polling.poll import poll_all
-    from watcher.suites.worker import process_queue, queue_after_poll
 
     result = asyncio.run(poll_all(loaded, store))
     queued = queue_after_poll(loaded, store, result.new, result.baseline_newest)

@@ -27,11 +27,11 @@ from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination
 from watcher.notify.settings import slack_credentials
 from watcher.ops.health import HttpServer, Readiness, build_app
+from watcher.pipeline import process_queue, queue_after_poll
 from watcher.polling.cadence import Cadence, current_cadence, next_poll, plan_budget
 from watcher.polling.poll import poll_all
 from watcher.spec import watch as spec_watch
-from watcher.suites import reaper
-from watcher.suites.worker import process_queue, queue_after_poll
+from watcher.suites.run import reaper
 
 log = logging.getLogger(__name__)
 READINESS_FIRST_MINUTES = 30
@@ -58,7 +58,7 @@ class Service:
         self._scheduling = threading.Lock()
         self._scheduling_closed = False
         self.prebuilder: Any = None
-        """A watcher.suites.prebuild.Prebuilder while the service runs (None: runs build their own)."""
+        """A watcher.suites.build.prebuild.Prebuilder while the service runs (None: runs build their own)."""
         self.in_window: bool | None = None
         self.first_cycle: set[str] | None = None
         """Jobs still to finish once before the first cycle is done (its progress shown meanwhile); None: done."""
@@ -416,7 +416,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     (log.error if destination.degraded else log.warning if destination.sink == "console" else log.info)(
         "notices go to: %s", destination.reason
     )
-    from watcher.suites import sandbox
+    from watcher.suites.run import sandbox
 
     boundary = sandbox.self_check(loaded.config.suites.sandbox)  # the run boundary, said once at start
     (log.info if boundary["mode"] == "bubblewrap" else log.error if not boundary["ok"] else log.warning)(
@@ -440,7 +440,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
             for name, job, _ in service.jobs():
                 service.guarded(name, job)()
         return once_exit_code(service)
-    from watcher.suites import prebuild
+    from watcher.suites.build import prebuild
 
     prebuilder = prebuild.Prebuilder(loaded, service.stop)
     prebuild.activate(prebuilder)

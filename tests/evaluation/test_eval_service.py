@@ -11,10 +11,10 @@ import pytest
 
 from tests.evaluation.helpers import API_KEY, use_variants, write_config
 from tests.fakes.model_provider import FakeProvider
+from watcher import pipeline as worker
 from watcher.cli import main
 from watcher.config import LoadedConfig
 from watcher.core.store import Store
-from watcher.suites import worker
 from watcher.suites.executors import local as local_executor
 
 pytestmark = [pytest.mark.timeout(180)]

@@ -11,8 +11,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from watcher.suites import toolchain
-from watcher.suites.conformance import ConformanceTool
+from watcher.suites.build import toolchain
+from watcher.suites.judge.conformance import ConformanceTool
 
 PACKAGE = "@modelcontextprotocol/conformance"
 

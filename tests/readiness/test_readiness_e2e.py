@@ -30,7 +30,7 @@ from watcher.ops.health import build_app
 from watcher.readiness.cycle import check_readiness
 from watcher.readiness.suite import SUITE_SOURCE
 from watcher.readiness.view import KV_RESULTS, collect_readiness, digest_line
-from watcher.suites.conformance import ensure_conformance
+from watcher.suites.judge.conformance import ensure_conformance
 from watcher.web.access import Access
 from watcher.web.app import web_parts
 from watcher.web.context import WebContext

@@ -12,10 +12,10 @@ from tests.fakes.git_http_server import FakeGitHost
 from tests.suites.helpers import bare_clone, commit_all, git, head, new_repo, write_config
 from watcher.config import WatcherConfig, parse_config
 from watcher.core.errors import ConfigError
-from watcher.suites.checkout import cache_dir, checkout, display_url
 from watcher.suites.notices import render
 from watcher.suites.runner import run_check
 from watcher.suites.settings import GitSource
+from watcher.suites.source.checkout import cache_dir, checkout, display_url
 
 TOKEN = "gho_" + "f" * 36
 LOCAL = ("file", "http")

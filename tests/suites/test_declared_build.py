@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import LIBRARY, write_config
-from watcher.suites import toolchain
-from watcher.suites.declared import substitute
-from watcher.suites.env import prepare_env
+from watcher.suites.build import toolchain
+from watcher.suites.build.declared import substitute
+from watcher.suites.build.env import prepare_env
 from watcher.suites.notices import render
 from watcher.suites.runner import run_check
 

@@ -17,8 +17,8 @@ from tests.fakes.git_http_server import FakeGitHost
 from tests.suites.helpers import bare_clone, head, new_repo
 from watcher.config import parse_config
 from watcher.core.errors import ConfigError
-from watcher.suites.checkout import cache_dir, checkout, remove_stale_locks
 from watcher.suites.settings import GitSource
+from watcher.suites.source.checkout import cache_dir, checkout, remove_stale_locks
 
 BASE = {
     "sdks": [{"name": "python", "registry": "pypi", "package": "mcp"}],

@@ -21,7 +21,7 @@ from watcher.contract.accept import parse_accept_file
 from watcher.core.store import Store
 from watcher.slackapp import records
 from watcher.suites.executors.github_actions import run_key, run_on_actions
-from watcher.suites.runner import accept_changes, contract_reason
+from watcher.suites.judge.contract import accept_changes, contract_reason
 from watcher.suites.settings import GitHubActionsExecutor
 from watcher.suites.worker import process_queue, queue_for_release
 

@@ -15,8 +15,9 @@ from tests.suites.helpers import library_server, write_config
 from watcher.config import LoadedConfig
 from watcher.core.store import Store
 from watcher.core.timefmt import iso, utcnow
-from watcher.suites import prebuild, runner
-from watcher.suites.env import EnvResult
+from watcher.suites.build import install as runner
+from watcher.suites.build import prebuild
+from watcher.suites.build.env import EnvResult
 from watcher.suites.timings import RunTimingsCollector
 from watcher.suites.worker import process_queue, queue_for_release
 

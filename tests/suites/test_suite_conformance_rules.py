@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import check, checks_file
-from watcher.suites.conformance import (
+from watcher.suites.judge.conformance import (
     Baseline,
     ConformanceError,
     RequirementSet,

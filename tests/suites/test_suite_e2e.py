@@ -24,9 +24,10 @@ from tests.suites.helpers import (
 )
 from watcher.contract.diff import diff_snapshots
 from watcher.core.store import Store
-from watcher.suites import commands, toolchain
-from watcher.suites.conformance import load_baseline
-from watcher.suites.env import prepare_env
+from watcher.suites import commands
+from watcher.suites.build import toolchain
+from watcher.suites.build.env import prepare_env
+from watcher.suites.judge.conformance import load_baseline
 from watcher.suites.runner import read_report, run_check
 from watcher.suites.worker import process_queue, queue_for_release
 

@@ -29,11 +29,11 @@ from watcher.core.errors import WatcherError
 from watcher.core.store import Store
 from watcher.core.store_schema import BacktestResultRow, RunRow
 from watcher.core.timefmt import iso, utcnow
-from watcher.suites import checkout
-from watcher.suites.env import files_digest
+from watcher.suites.build.env import files_digest
 from watcher.suites.executors import execute
-from watcher.suites.runner import ERROR, sdk_package_of
 from watcher.suites.settings import Server
+from watcher.suites.source import checkout
+from watcher.suites.state import ERROR, sdk_package_of
 
 FINGERPRINT_FORMAT = 1
 REUSABLE = ("pass", "fail")

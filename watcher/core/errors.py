@@ -3,7 +3,7 @@
     WatcherError                  a problem the watcher reports in words, never as a traceback
     ├── ConfigError               the YAML, a secret file or a command-line value is wrong (names file, line, key)
     │   └── ServerEnvError        a variable granted to a server (env_from, env_files) cannot be read
-    │                             (watcher.suites.server_env)
+    │                             (watcher.suites.run.server_env)
     ├── StateError                the state database is missing, corrupt, truncated or unwritable (names the
     │   │                         file and the remedy)
     │   └── SchemaTooNew          the state file was written by a newer mcp-watcher

@@ -26,11 +26,14 @@ from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
 from watcher.evaluation.providers import make_provider, mask
 from watcher.evaluation.settings import Evaluation
 from watcher.evaluation.tasks import Task, load_tasks
-from watcher.suites import sandbox, wheels
-from watcher.suites.env import prepare_env
-from watcher.suites.process import ServerProcess, free_port, scrubbed_env
-from watcher.suites.runner import new_run_id, resolve_command, sdk_package_of, server_room_paths, version_refusal
+from watcher.suites.build import wheels
+from watcher.suites.build.env import prepare_env
+from watcher.suites.run import sandbox
+from watcher.suites.run.process import ServerProcess, free_port, scrubbed_env
+from watcher.suites.run.server import resolve_command, server_room_paths
+from watcher.suites.runner import version_refusal
 from watcher.suites.settings import Server
+from watcher.suites.state import new_run_id, sdk_package_of
 
 log = logging.getLogger(__name__)
 REPORT_FILE = "evaluation.json"

@@ -55,7 +55,7 @@ def _package_files() -> list[str]:
 
 
 def _tools() -> list[str]:
-    from watcher.suites import toolchain
+    from watcher.suites.build import toolchain
 
     lines = []
     try:

@@ -17,7 +17,7 @@ from watcher.core.errors import ConformanceError, ToolMissing
 from watcher.core.store import Store
 from watcher.readiness.notices import candidate_notice
 from watcher.readiness.suite import install
-from watcher.suites import conformance
+from watcher.suites.judge import conformance
 from watcher.suites.runner import ServerStep
 from watcher.suites.settings import Server
 

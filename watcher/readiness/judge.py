@@ -12,9 +12,9 @@ from typing import Any
 
 from watcher.notify.blocks import safe_url
 from watcher.readiness.plan import cli_arguments
-from watcher.suites import conformance
-from watcher.suites.conformance import FAILING, Baseline, ConformanceTool, collect_checks, evaluate
-from watcher.suites.process import tail
+from watcher.suites.judge import conformance
+from watcher.suites.judge.conformance import FAILING, Baseline, ConformanceTool, collect_checks, evaluate
+from watcher.suites.run.process import tail
 from watcher.suites.runner import ServerStep
 
 

@@ -19,7 +19,7 @@ from watcher.core.errors import ToolMissing
 from watcher.core.store import Store
 from watcher.polling.poll import SourceOutcome, fetch_source, record
 from watcher.sources.settings import SdkSource
-from watcher.suites import conformance
+from watcher.suites.judge import conformance
 
 SUITE_SOURCE = "conformance-suite"
 KV_INSPECTED = "readiness:suite-versions"

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from watcher.suites.checkout import auth_env, cache_dir, display_url
-from watcher.suites.env import locked
-from watcher.suites.process import scrubbed_env
+from watcher.suites.build.env import locked
+from watcher.suites.run.process import scrubbed_env
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, git_protocol_refusal
+from watcher.suites.source.checkout import auth_env, cache_dir, display_url
 
 
 class GitReadError(Exception):

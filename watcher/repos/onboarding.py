@@ -13,7 +13,7 @@ from watcher.notify import keys
 from watcher.notify.blocks import escape, section
 from watcher.repos.sync import RepoState
 from watcher.repos.teamfile import FILE_NAME
-from watcher.suites.checkout import display_url
+from watcher.suites.source.checkout import display_url
 
 DOC = "docs/configuration.md#team-repositories-repos-and-the-team-file"
 

@@ -7,7 +7,7 @@ from typing import Any
 from watcher.config import WatcherConfig
 from watcher.core.store import Store
 from watcher.repos.sync import repo_states
-from watcher.suites.checkout import display_url
+from watcher.suites.source.checkout import display_url
 
 
 def repos_json(config: WatcherConfig, store: Store) -> list[dict[str, Any]]:

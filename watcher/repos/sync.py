@@ -26,8 +26,8 @@ from watcher.notify.blocks import escape, section
 from watcher.repos.gitread import GitReadError, fetch
 from watcher.repos.settings import TeamRepo
 from watcher.repos.teamfile import FILE_NAME, parse_team_file
-from watcher.suites.checkout import display_url, fetch_url
 from watcher.suites.settings import GitSource, Server
+from watcher.suites.source.checkout import display_url, fetch_url
 
 log = logging.getLogger(__name__)
 _KV = "repo:"

@@ -1,7 +1,8 @@
 """The run queue: a new SDK release queues a run per server built on it; workers drain the queue.
 
 The queue lives in the store (de-duplicated, persisted across restarts); each finished run puts
-one threaded reply in the outbox for the server's team.
+one threaded reply in the outbox for the server's team. What follows a finished run (the model evaluation)
+is not known here: the caller passes its `followers` (watcher/pipeline.py wires the evaluation).
 """
 
 from __future__ import annotations
@@ -12,30 +13,45 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from watcher.config import LoadedConfig
 from watcher.core import clock
 from watcher.core.errors import ConfigError
 from watcher.core.store import Store
-from watcher.core.store_schema import RunRow
-from watcher.evaluation.notices import evaluation_notice
-from watcher.evaluation.trigger import after_suite_run
+from watcher.core.store_schema import Notice, RunRow
 from watcher.notify import keys
 from watcher.slackapp.records import result_after_slack
 from watcher.sources import versions
 from watcher.suites.executors import execute
 from watcher.suites.executors.fanout import Limits, run_batch
 from watcher.suites.notices import result_notice
-from watcher.suites.runner import ERROR, REPORT_FILE, version_refusal
+from watcher.suites.runner import version_refusal
 from watcher.suites.settings import GitHubActionsExecutor, Server
+from watcher.suites.state import ERROR, REPORT_FILE
 from watcher.suites.timings import run_timings
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Followed:
+    """What followed a finished run: its verdict goes in the outcome under `name`, and its reply, made once the
+    run's result is in the outbox (threaded under it when the result is threaded), under `<name>_notice`."""
+
+    name: str
+    verdict: str
+    reply: Callable[[bool], Notice]
+
+
+class Follower(Protocol):
+    def __call__(self, loaded: LoadedConfig, report: dict[str, Any], stop: threading.Event | None) -> Followed | None:
+        """Called with each finished run's report before it is recorded (it may add to it); None: nothing ran."""
 
 
 def queue_for_release(loaded: LoadedConfig, store: Store, sdk: str, version: str, prerelease: bool) -> list[str]:
@@ -88,7 +104,9 @@ def queue_after_poll(
     return queued
 
 
-def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:
+def _execute(
+    loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None, followers: Sequence[Follower]
+) -> dict[str, Any]:
     started = time.monotonic()
     taken = clock.now()
     try:
@@ -101,7 +119,7 @@ def _execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Ev
             "verdict": ERROR,
             "reasons": [{"verdict": ERROR, "reason": str(exc)}],
         }
-    return _conclude(loaded, store, run, report, stop, started, taken)
+    return _conclude(loaded, store, run, report, stop, started, taken, followers)
 
 
 def _conclude(
@@ -112,9 +130,12 @@ def _conclude(
     stop: threading.Event | None,
     started: float,
     taken: datetime,
+    followers: Sequence[Follower] = (),
 ) -> dict[str, Any]:
-    """A run's report recorded, and its result (and evaluation) put in the outbox: the outcome."""
-    evaluation = None if stop is not None and stop.is_set() else after_suite_run(loaded, report, stop)
+    """A run's report recorded, and its result (and what followed it) put in the outbox: the outcome."""
+    followed: list[Followed] = []
+    if not (stop is not None and stop.is_set()):
+        followed = [f for follower in followers if (f := follower(loaded, report, stop)) is not None]
     seconds = float(report.get("seconds") or round(time.monotonic() - started, 2))
     report["timings"] = run_timings(store, run, report, taken)
     _rewrite_report_file(report)
@@ -158,11 +179,11 @@ def _conclude(
     notice = slack_notice
     store.enqueue(notice)
     outcome["notice"] = notice.key
-    if evaluation is not None:
-        reply = evaluation_notice(loaded, evaluation, threaded=notice.thread_of is not None)
+    for follow in followed:
+        reply = follow.reply(notice.thread_of is not None)
         store.enqueue(reply)
-        outcome["evaluation"] = evaluation["verdict"]
-        outcome["evaluation_notice"] = reply.key
+        outcome[follow.name] = follow.verdict
+        outcome[f"{follow.name}_notice"] = reply.key
     return outcome
 
 
@@ -181,6 +202,7 @@ def process_queue(
     on_result: Callable[[dict[str, Any]], None] | None = None,
     *,
     fanout_limits: Limits | None = None,
+    followers: Sequence[Follower] = (),
 ) -> list[dict[str, Any]]:
     """Run queued checks, at most `suites.concurrency` at once, until the queue is empty or `stop` is set.
 
@@ -189,7 +211,8 @@ def process_queue(
     delivers the threaded result then, not when the whole queue is done). Several github-actions runs
     claimed together go to the fan-out as one batch (watcher/suites/executors/fanout.py: paced dispatches,
     one listing per repository); they happen on GitHub, so they do not count against the concurrency.
-    `fanout_limits` scales the fan-out's pacing (tests, benchmarks).
+    `fanout_limits` scales the fan-out's pacing (tests, benchmarks). `followers` run after each finished run
+    (watcher/pipeline.py passes the evaluation's); their replies follow the run's result in the outbox.
     """
     limit = loaded.config.suites.concurrency
     outcomes: list[dict[str, Any]] = []
@@ -215,12 +238,12 @@ def process_queue(
                 if server is not None:
                     remote.append((run, server))
                     continue
-                running.add(pool.submit(_execute, loaded, store, run, stop))
+                running.add(pool.submit(_execute, loaded, store, run, stop, followers))
                 local += 1
             if len(remote) == 1:  # one alone: followed by itself, as ever
-                running.add(pool.submit(_execute, loaded, store, remote[0][0], stop))
+                running.add(pool.submit(_execute, loaded, store, remote[0][0], stop, followers))
             elif remote:
-                futures = _start_batch(loaded, store, remote, stop, fanout_limits, batches)
+                futures = _start_batch(loaded, store, remote, stop, fanout_limits, batches, followers)
                 remote_futures |= futures
                 running |= futures
             if not running:
@@ -259,6 +282,7 @@ def _start_batch(
     stop: threading.Event | None,
     limits: Limits | None,
     threads: list[threading.Thread],
+    followers: Sequence[Follower],
 ) -> set[Future[dict[str, Any]]]:
     """The batch on its own thread; one future per run, resolved as that run's report is delivered."""
     futures: dict[int, Future[dict[str, Any]]] = {}
@@ -269,7 +293,7 @@ def _start_batch(
     def deliver(run: RunRow, report: dict[str, Any]) -> None:
         future = futures[run["id"]]
         try:
-            future.set_result(_conclude(loaded, store, run, report, stop, started, taken))
+            future.set_result(_conclude(loaded, store, run, report, stop, started, taken, followers))
         except Exception as exc:  # the store failed under a run: the future carries it to the worker
             future.set_exception(exc)
 

@@ -16,7 +16,7 @@ from watcher.core.store_schema import RunRow
 from watcher.digest.model import Evidence, Exposure, ServerFindings
 from watcher.digest.sections.changes import ordered_rows
 from watcher.spec.registry import feature_key
-from watcher.suites.conformance import collect_checks
+from watcher.suites.judge.conformance import collect_checks
 from watcher.suites.settings import Server
 
 # Words that name a feature in what servers and SDKs say, by the registry row's key (its prefix). A row we

@@ -16,7 +16,8 @@ def execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Eve
     """Run one queued run (a row of the store's queue) on its server's executor; raises ConfigError for
     a server no longer configured."""
     server = loaded.config.server(run["server"])
-    from watcher.suites.runner import ERROR, version_refusal
+    from watcher.suites.runner import version_refusal
+    from watcher.suites.state import ERROR
 
     refusal = version_refusal(loaded.config, server, run["sdk_version"])
     if refusal:  # queued before this check existed, or by hand: still never run, nor dispatched to CI

@@ -11,7 +11,7 @@ ends on stop and none goes past the run's deadline (`timeout_minutes`). A dispat
 lost (5xx, no answer) may have started a run: it is looked up by its run key before it is sent again.
 The artifact is bounded (download, inflated and report.json caps): over a cap it is an `error`.
 The CI judged the contract with the accept file only; the watcher adds the server's Slack accepts to the
-report it read and judges it again, as a local run would (`runner.add_slack_accepts`).
+report it read and judges it again, as a local run would (`judge.contract.add_slack_accepts`).
 """
 
 from __future__ import annotations
@@ -42,8 +42,10 @@ from watcher.suites.executors.github_api import (
     Uncertain,
     message,
 )
-from watcher.suites.runner import ERROR, REPORT_FILE, add_slack_accepts, new_run_id, prune_runs, sdk_package_of
+from watcher.suites.judge.contract import add_slack_accepts
+from watcher.suites.runner import prune_runs
 from watcher.suites.settings import GitHubActionsExecutor, Server
+from watcher.suites.state import ERROR, REPORT_FILE, new_run_id, sdk_package_of
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,8 @@ from pathlib import Path
 import httpx
 
 from watcher.core.logs import redact
-from watcher.suites import reaper
-from watcher.suites.sandbox import Launcher
+from watcher.suites.run import reaper
+from watcher.suites.run.sandbox import Launcher
 
 # Inherited from the watcher's own environment; everything else is dropped.
 BASE_ALLOW = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")

@@ -28,9 +28,10 @@ from typing import Any
 import yaml
 
 from watcher.core.errors import ConformanceError as ConformanceError
-from watcher.suites import sandbox, toolchain
-from watcher.suites.env import locked, seal
-from watcher.suites.process import CommandResult, run_command, scrubbed_env, tail
+from watcher.suites.build import toolchain
+from watcher.suites.build.env import locked, seal
+from watcher.suites.run import sandbox
+from watcher.suites.run.process import CommandResult, run_command, scrubbed_env, tail
 
 FAILING = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}

@@ -12,10 +12,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from watcher.suites import toolchain
+from watcher.suites.build import toolchain
 
 if TYPE_CHECKING:  # env.py imports this module to build `language: other`
-    from watcher.suites.env import BuildContext
+    from watcher.suites.build.env import BuildContext
 
 
 def substitute(args: Sequence[str], *, version: str, package: str, workdir: str, port: int | None = None) -> list[str]:

@@ -6,8 +6,8 @@ starts while its build is under way waits for it instead of building a second ti
 failed is the run's evidence (the run reports that failure, it does not build again, and nothing
 retries in a loop). At the service's start the conformance suite is installed the same way.
 
-The service activates one ``Prebuilder``; the runner asks ``prebuilt(...)`` (None when there is none,
-e.g. under ``mcp-watcher check``).
+The service activates one ``Prebuilder``; a run's install (`build/install.py`) asks ``prebuilt(...)``
+(None when there is none, e.g. under ``mcp-watcher check``).
 """
 
 from __future__ import annotations
@@ -19,8 +19,11 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 from watcher.config import LoadedConfig, secret_env_names
-from watcher.suites import conformance, sandbox, toolchain, wheels
-from watcher.suites.env import EnvResult, prepare_env
+from watcher.suites.build import toolchain, wheels
+from watcher.suites.build.env import EnvResult, prepare_env
+from watcher.suites.judge import conformance
+from watcher.suites.run import sandbox
+from watcher.suites.state import sdk_package_of
 
 log = logging.getLogger(__name__)
 
@@ -69,8 +72,6 @@ class Prebuilder:
     # --- in the pool ---------------------------------------------------------------------------------
 
     def _build(self, server_name: str, sdk_version: str) -> EnvResult:
-        from watcher.suites.runner import sdk_package_of
-
         config = self.loaded.config
         server = config.server(server_name)
         began = time.monotonic()

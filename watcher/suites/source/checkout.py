@@ -33,8 +33,8 @@ from urllib.parse import urlsplit, urlunsplit
 
 from watcher.config import LoadedConfig
 from watcher.core.logs import redact
-from watcher.suites.env import locked
-from watcher.suites.process import CommandResult, run_command, scrubbed_env
+from watcher.suites.build.env import locked
+from watcher.suites.run.process import CommandResult, run_command, scrubbed_env
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, GitSource, Server, git_protocol_refusal
 
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")

@@ -1,6 +1,6 @@
 """Write a server's committed baselines from a run under its baseline SDK version.
 
-    python -m watcher.suites.baseline --config CONFIG --server NAME [--sdk-version V] [--only failures|snapshot]
+    python -m watcher.suites.judge.baseline --config CONFIG --server NAME [--sdk-version V] [--only failures|snapshot]
 
 - the expected-failures file (`expected_failures` in the config): one `scenario:check-id` entry per
   check that fails today in a scored scenario of any configured requirement set. A per-check entry
@@ -25,12 +25,16 @@ import yaml
 from watcher.config import LoadedConfig, load_config
 from watcher.core.errors import ConfigError, SuiteError, WatcherError
 from watcher.core.timefmt import today_utc
-from watcher.suites import conformance
-from watcher.suites.runner import _Run
+from watcher.suites.build.install import install
+from watcher.suites.judge import conformance
+from watcher.suites.judge.contract import take_snapshot
+from watcher.suites.run import sandbox
+from watcher.suites.run.server import start_server
+from watcher.suites.state import RunState
 
 HEADER = """\
 # Expected conformance failures of {server} on {package} {version}, for {suite}.
-# Generated on {date} by `python -m watcher.suites.baseline --server {server}` (watcher/suites/README.md)
+# Generated on {date} by `python -m watcher.suites.judge.baseline --server {server}` (watcher/suites/README.md)
 # from the suite's checks.json files; requirement sets: {sets}.
 # Each entry excuses one check (scenario:check-id); the suite's other checks stay enforced.
 """
@@ -78,13 +82,14 @@ def write_expected_failures(
 def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: str | None) -> list[Path]:
     server = loaded.config.server(server_name)
     version = version or server.baseline_sdk_version
-    run = _Run(loaded, server, version, None)
+    # The stages a check goes through, by hand: build, run, then the judge's tools write what they read.
+    run = RunState(loaded, server, version, None, sandbox.choose(loaded.config.suites.sandbox))
     run.run_dir.mkdir(parents=True, exist_ok=True)
-    env = run.install(version)
+    env = install(run, version)
     if not env.ok:
         raise SuiteError(f"install of {run.sdk_package} {version} failed: {env.error}\n{env.evidence}")
     written: list[Path] = []
-    with run.start_server(env, run.run_dir) as process:
+    with start_server(run, env, run.run_dir) as process:
         started = process.start(server.timeouts.start)
         if not started.ok:
             raise SuiteError(f"the server did not start: {started.error}\n{started.evidence}")
@@ -95,12 +100,12 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
                 raise ConfigError(f"server {server.name!r} has no baseline_snapshot folder configured")
             target = loaded.resolve(server.baseline_snapshot)
             shutil.rmtree(target, ignore_errors=True)
-            run.take_snapshot(process, env, target)
+            take_snapshot(run, process, env, target)
             written.append(target)
     return written
 
 
-def _expected_failures(loaded: LoadedConfig, run: _Run, url: str | None, version: str) -> list[Path]:
+def _expected_failures(loaded: LoadedConfig, run: RunState, url: str | None, version: str) -> list[Path]:
     server = run.server
     if not server.expected_failures:
         raise ConfigError(f"server {server.name!r} has no expected_failures file configured")
@@ -153,7 +158,9 @@ def _expected_failures(loaded: LoadedConfig, run: _Run, url: str | None, version
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m watcher.suites.baseline", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m watcher.suites.judge.baseline", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--config", help="the watcher config (default: config/watcher.yaml or MCP_WATCHER_CONFIG)")
     parser.add_argument("--server", required=True)
     parser.add_argument("--sdk-version", help="default: the server's baseline_sdk_version")
