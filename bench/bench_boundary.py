@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_suite import bench_config, suite_alone  # noqa: E402
 from watcher.config import LoadedConfig, load_config  # noqa: E402
-from watcher.suites import sandbox, wheels  # noqa: E402
+from watcher.suites import sandbox  # noqa: E402
 from watcher.suites.env import env_digest, remove_env  # noqa: E402
 from watcher.suites.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.suites.runner import run_check  # noqa: E402
@@ -61,7 +61,6 @@ def measure(source: Path, server: str, version: str, mode: str, folder: Path, sh
     config_path = with_sandbox(bench_config(source, server, folder), mode, shared)
     loaded = load_config(config_path)
     first_s, first = timed_check(loaded, server, version, f"{mode} first-ever cold")
-    wheels.settle(300)  # the cache fill runs after the build, off the run's time; the next build gains from it
     warm_s, warm = timed_check(loaded, server, version, f"{mode} warm")
     assert not first["install"]["cached"] and warm["install"]["cached"], (first["install"], warm["install"])
     env_dir = Path(warm["install"]["path"])
@@ -73,7 +72,6 @@ def measure(source: Path, server: str, version: str, mode: str, folder: Path, sh
     remove_env(env_dir)
     cold_s, cold = timed_check(loaded, server, version, f"{mode} cold")
     assert not cold["install"]["cached"], cold["install"]
-    wheels.settle(300)
     return {
         "first": first_s,
         "first_build": first["install"]["seconds"],
