@@ -62,7 +62,6 @@ def measure(source: Path, server: str, version: str, mode: str, folder: Path, sh
     config_path = with_sandbox(bench_config(source, server, folder), mode, shared)
     loaded = load_config(config_path)
     first_s, first = timed_check(loaded, server, version, f"{mode} first-ever cold")
-    wheels.settle(300)  # the cache fill runs after the build, off the run's time; the next build gains from it
     warm_s, warm = timed_check(loaded, server, version, f"{mode} warm")
     assert not first["install"]["cached"] and warm["install"]["cached"], (first["install"], warm["install"])
     env_dir = Path(warm["install"]["path"])
@@ -74,7 +73,6 @@ def measure(source: Path, server: str, version: str, mode: str, folder: Path, sh
     remove_env(env_dir)
     cold_s, cold = timed_check(loaded, server, version, f"{mode} cold")
     assert not cold["install"]["cached"], cold["install"]
-    wheels.settle(300)
     return {
         "first": first_s,
         "first_build": first["install"]["seconds"],

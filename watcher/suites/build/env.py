@@ -233,7 +233,15 @@ def prepare_env(
             shutil.rmtree(env_dir / CACHE_DIR, ignore_errors=True)
             seal(env_dir)
             if wheels is not None:
-                shared.harvest_later(wheels, wanted)  # not the run's time: the next builds gain from it
+                # Here, not in the background while the run goes on: there it competed with the run's
+                # own installs and suite for the network and the CPU, and cost a first run more.
+                got = shared.harvest(wheels, wanted)
+                log.info(
+                    "shared wheel cache: %d added, %d cached already, %d without a wheel",
+                    len(got.added),
+                    got.cached,
+                    len(got.without_wheel),
+                )
             result.seconds = time.monotonic() - started
             result.digest = env_digest(env_dir)
             marker.unlink(missing_ok=True)  # whatever the build put there (a link would be followed)

@@ -47,6 +47,7 @@ MAX_WHEEL_BYTES = 256 * 1024 * 1024
 TIMEOUT = 30.0
 PARALLEL = 4
 MAX_NAMES = 500
+BACKGROUND_NICE = 10
 """Distributions asked for after one build (a build could leave any number of `*.dist-info` names)."""
 HARVEST_SECONDS = 120.0
 """What is not fetched by then is left for a later build (the process must not wait for a stuck registry)."""
@@ -151,7 +152,7 @@ def harvest(
     own = client is None
     http = client or httpx.Client(timeout=TIMEOUT, follow_redirects=True)
     try:
-        with ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="wheels") as pool:
+        with ThreadPoolExecutor(max_workers=PARALLEL, thread_name_prefix="wheels", initializer=_yield_cpu) as pool:
             list(pool.map(lambda wanted: one(http, *wanted), missing))
     finally:
         if own:
@@ -159,40 +160,6 @@ def harvest(
     if report.errors:
         log.warning("shared wheel cache: %d not cached: %s", len(report.errors), "; ".join(report.errors[:3]))
     return report
-
-
-_pending: list[threading.Thread] = []
-_pending_lock = threading.Lock()
-
-
-def harvest_later(shared: SharedWheels, wanted: Iterable[tuple[str, str]]) -> threading.Thread:
-    """`harvest` in a thread of its own, so that the build that asked for it is not kept waiting.
-    Not a daemon: a short-lived `check` finishes filling the cache before the process ends."""
-    wanted = list(wanted)
-
-    def fill() -> None:
-        got = harvest(shared, wanted)
-        log.info(
-            "shared wheel cache: %d added, %d cached already, %d without a wheel",
-            len(got.added),
-            got.cached,
-            len(got.without_wheel),
-        )
-
-    thread = threading.Thread(target=fill, name="wheels-harvest")
-    with _pending_lock:
-        _pending[:] = [t for t in _pending if t.is_alive()]
-        _pending.append(thread)
-    thread.start()
-    return thread
-
-
-def settle(timeout: float | None = None) -> None:
-    """Wait for the harvests under way (tests and benchmarks measure with the cache filled)."""
-    with _pending_lock:
-        threads = list(_pending)
-    for thread in threads:
-        thread.join(timeout)
 
 
 def _best_wheel(
@@ -254,6 +221,12 @@ def _download(http: httpx.Client, url: str, sha256: str, dest: Path, deadline: f
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(partial)
+
+
+def _yield_cpu() -> None:
+    """Lower this thread's priority (Linux: per thread): other runs' servers and suites come first."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
 
 
 def _why(exc: Exception) -> str:
