@@ -47,8 +47,9 @@ MAX_WHEEL_BYTES = 256 * 1024 * 1024
 TIMEOUT = 30.0
 PARALLEL = 4
 MAX_NAMES = 500
-BACKGROUND_NICE = 10
 """Distributions asked for after one build (a build could leave any number of `*.dist-info` names)."""
+BACKGROUND_NICE = 10
+"""The harvest threads' nice value (setpriority per thread): other runs' servers and suites come first."""
 HARVEST_SECONDS = 120.0
 """What is not fetched by then is left for a later build (the process must not wait for a stuck registry)."""
 _DIST_INFO = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._]*)-(?P<version>[^-/]+)\.dist-info$")
