@@ -1,24 +1,27 @@
 """The suites' shape: one folder per stage, the conductor above them, the evaluation wired above the suites.
-Read from the source with `ast`, so an import that breaks a rule fails here, naming it."""
+Read from the source (tests/import_graph.py), so an import that breaks a rule fails here, naming it."""
 
 from __future__ import annotations
 
-import ast
+import functools
 from pathlib import Path
 
-SUITES = Path(__file__).resolve().parents[2] / "watcher" / "suites"
+from tests.import_graph import PACKAGE, module_name, read_graph
+
+SUITES = PACKAGE / "suites"
 STAGES = ("source", "build", "run", "judge")
+
+
+@functools.cache
+def _graph() -> dict[str, list[tuple[int, str]]]:
+    return {
+        name: [(edge.line, edge.target) for edge in edges] for name, edges in read_graph(type_checking=True).items()
+    }
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
     """Every `watcher…` module a file imports (top level or late, `if TYPE_CHECKING:` included)."""
-    found: list[tuple[int, str]] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
-        if isinstance(node, ast.Import):
-            found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
-    return [(line, name) for line, name in found if name.startswith("watcher.")]
+    return _graph()[module_name(path)]
 
 
 def _modules(folder: Path) -> list[Path]:
@@ -59,5 +62,5 @@ def test_no_stage_imports_the_conductor_or_the_queue() -> None:
 def test_the_reader_sees_imports() -> None:
     # A reader that found nothing would pass every rule above.
     names = {name for _, name in _imports(SUITES / "runner.py")}
-    assert "watcher.suites.build.install.install" in names
+    assert "watcher.suites.build.install" in names
     assert any(name.startswith("watcher.evaluation") for _, name in _imports(SUITES.parent / "pipeline.py"))
