@@ -31,10 +31,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_suite import bench_config, suite_alone  # noqa: E402
+from watcher.boundary import sandbox  # noqa: E402
+from watcher.boundary.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.config import LoadedConfig, load_config  # noqa: E402
 from watcher.suites.build.env import env_digest, remove_env  # noqa: E402
-from watcher.suites.run import sandbox  # noqa: E402
-from watcher.suites.run.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.suites.runner import run_check  # noqa: E402
 
 

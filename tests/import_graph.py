@@ -109,6 +109,6 @@ def cycles(graph: dict[str, list[Import]]) -> list[list[str]]:
 
 
 def capability(module: str) -> str:
-    """`watcher.suites.run.process` → `suites`; a module directly under watcher/ is the top (cli, service…)."""
+    """`watcher.suites.run.server` → `suites`; a module directly under watcher/ is the top (cli, service…)."""
     parts = module.split(".")
     return parts[1] if len(parts) > 2 or module == "watcher.core" else "(top)"

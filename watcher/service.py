@@ -16,6 +16,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
 
+from watcher.boundary import reaper
 from watcher.config import LoadedConfig, open_state, state_path
 from watcher.core import clock, progress
 from watcher.core.errors import PollFailed
@@ -31,7 +32,6 @@ from watcher.pipeline import process_queue, queue_after_poll
 from watcher.polling.cadence import Cadence, current_cadence, next_poll, plan_budget
 from watcher.polling.poll import poll_all
 from watcher.spec import watch as spec_watch
-from watcher.suites.run import reaper
 
 log = logging.getLogger(__name__)
 READINESS_FIRST_MINUTES = 30
@@ -416,7 +416,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     (log.error if destination.degraded else log.warning if destination.sink == "console" else log.info)(
         "notices go to: %s", destination.reason
     )
-    from watcher.suites.run import sandbox
+    from watcher.boundary import sandbox
 
     boundary = sandbox.self_check(loaded.config.suites.sandbox)  # the run boundary, said once at start
     (log.info if boundary["mode"] == "bubblewrap" else log.error if not boundary["ok"] else log.warning)(

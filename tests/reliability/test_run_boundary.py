@@ -28,10 +28,10 @@ import pytest
 import yaml
 
 from tests.suites.helpers import FIXTURES, fixture_server, write_config
+from watcher.boundary import sandbox
 from watcher.config import load_config
 from watcher.suites.build import toolchain
 from watcher.suites.build.env import READY_MARKER, EnvResult, env_digest, prepare_env
-from watcher.suites.run import sandbox
 from watcher.suites.runner import run_check
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(600)]

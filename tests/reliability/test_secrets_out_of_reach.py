@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from tests.suites.helpers import ROOT, fixture_server, write_config
-from watcher.suites.run import sandbox
+from watcher.boundary import sandbox
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(300)]
 

@@ -19,8 +19,8 @@ import httpx
 import pytest
 
 from tests.suites.helpers import process_running
-from watcher.suites.run import reaper, sandbox
-from watcher.suites.run.process import ServerProcess, free_port, run_command, scrubbed_env
+from watcher.boundary import reaper, sandbox
+from watcher.boundary.process import ServerProcess, free_port, run_command, scrubbed_env
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from watcher.boundary import sandbox
 from watcher.suites.build.env import READY_MARKER, EnvResult, env_digest, prepare_env
-from watcher.suites.run import sandbox
 
 STEP = ["python", "-c", "import os; open('built.txt', 'w').write(str(os.getuid()))"]
 

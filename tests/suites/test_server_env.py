@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import fixture_server, write_config
+from watcher.boundary.process import ServerProcess, free_port, scrubbed_env
 from watcher.config import LoadedConfig, load_config, parse_config
 from watcher.core.errors import ConfigError
-from watcher.suites.run.process import ServerProcess, free_port, scrubbed_env
 from watcher.suites.run.server_env import ServerEnvError, granted_env
 from watcher.suites.runner import run_check
 

@@ -20,9 +20,9 @@ from pathlib import Path
 import pytest
 
 from bench.fakes.registry_server import FakeRegistry, serve_registry
+from watcher.boundary import sandbox
 from watcher.suites.build import wheels
 from watcher.suites.build.env import EnvResult, prepare_env
-from watcher.suites.run import sandbox
 
 SDK, SDK_VERSION = "tinysdk", "2.3.0"
 

@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 
 from tests.suites.helpers import process_running
+from watcher.boundary.process import ServerProcess, free_port, looks_secret, run_command, scrubbed_env
 from watcher.suites.judge.deprecations import scan_files, scan_lines
-from watcher.suites.run.process import ServerProcess, free_port, looks_secret, run_command, scrubbed_env
 
 PARENT = {
     "PATH": "/usr/bin",

@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from watcher.boundary import sandbox
+from watcher.boundary.process import ServerProcess, free_port, scrubbed_env
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.core import progress, vault
 from watcher.core.errors import ConfigError
@@ -28,8 +30,6 @@ from watcher.evaluation.settings import Evaluation
 from watcher.evaluation.tasks import Task, load_tasks
 from watcher.suites.build import wheels
 from watcher.suites.build.env import prepare_env
-from watcher.suites.run import sandbox
-from watcher.suites.run.process import ServerProcess, free_port, scrubbed_env
 from watcher.suites.run.server import resolve_command, server_room_paths
 from watcher.suites.runner import version_refusal
 from watcher.suites.settings import Server

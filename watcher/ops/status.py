@@ -87,8 +87,8 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
 
 def protection_status(loaded: LoadedConfig) -> dict[str, Any]:
     """What keeps the watcher's secrets from the code under test: this process's seal and the suite sandbox."""
+    from watcher.boundary import sandbox
     from watcher.core import vault
-    from watcher.suites.run import sandbox
 
     sealed = vault.current()
     suite_sandbox = sandbox.choose(loaded.config.suites.sandbox)

@@ -10,11 +10,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from watcher.boundary.process import tail
 from watcher.notify.blocks import safe_url
 from watcher.readiness.plan import cli_arguments
 from watcher.suites.judge import conformance
 from watcher.suites.judge.conformance import FAILING, Baseline, ConformanceTool, collect_checks, evaluate
-from watcher.suites.run.process import tail
 from watcher.suites.runner import ServerStep
 
 

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from watcher.boundary.process import scrubbed_env
 from watcher.suites.build.env import locked
-from watcher.suites.run.process import scrubbed_env
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, git_protocol_refusal
 from watcher.suites.source.checkout import auth_env, cache_dir, display_url
 

@@ -20,6 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from watcher.boundary import sandbox
+from watcher.boundary.process import ServerProcess
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import progress
 from watcher.core.errors import Cancelled
@@ -28,8 +30,6 @@ from watcher.suites.build.env import EnvResult
 from watcher.suites.build.install import install
 from watcher.suites.judge import contract, deprecations
 from watcher.suites.judge.requirements import run_conformance
-from watcher.suites.run import sandbox
-from watcher.suites.run.process import ServerProcess
 from watcher.suites.run.server import granted, start_server
 from watcher.suites.run.server_env import ServerEnvError
 from watcher.suites.settings import Server

@@ -16,7 +16,7 @@ from watcher.core.timefmt import iso, utcnow
 from watcher.suites.settings import Server
 
 if TYPE_CHECKING:
-    from watcher.suites.run.sandbox import Sandbox
+    from watcher.boundary.sandbox import Sandbox
 
 PASS, FAIL, ERROR = "pass", "fail", "error"
 _RANK = {PASS: 0, FAIL: 1, ERROR: 2}

@@ -186,7 +186,7 @@ def _change_groups(changes: list[dict[str, Any]]) -> list[ChangeGroup]:
 
 def _logs(ctx: WebContext, report: dict[str, Any], state: str) -> list[LogTail]:
     """The evidence: installer and start failures, a crash, and the tails of the server's own logs."""
-    from watcher.suites.run.process import tail
+    from watcher.boundary.process import tail
 
     logs = []
     for title, part in (("install", report.get("install")), ("start", report.get("start"))):

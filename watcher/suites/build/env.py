@@ -39,12 +39,12 @@ from typing import Any
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from watcher.boundary import sandbox as sandboxes
+from watcher.boundary.process import run_command, scrubbed_env
 from watcher.core.errors import ToolMissing
 from watcher.suites.build import toolchain
 from watcher.suites.build import wheels as shared
 from watcher.suites.build.declared import build_declared
-from watcher.suites.run import sandbox as sandboxes
-from watcher.suites.run.process import run_command, scrubbed_env
 
 log = logging.getLogger(__name__)
 

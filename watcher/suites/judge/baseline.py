@@ -22,13 +22,13 @@ from typing import Any
 
 import yaml
 
+from watcher.boundary import sandbox
 from watcher.config import LoadedConfig, load_config
 from watcher.core.errors import ConfigError, SuiteError, WatcherError
 from watcher.core.timefmt import today_utc
 from watcher.suites.build.install import install
 from watcher.suites.judge import conformance
 from watcher.suites.judge.contract import take_snapshot
-from watcher.suites.run import sandbox
 from watcher.suites.run.server import start_server
 from watcher.suites.state import RunState
 

@@ -27,11 +27,11 @@ from typing import Any
 
 import yaml
 
+from watcher.boundary import sandbox
+from watcher.boundary.process import CommandResult, run_command, scrubbed_env, tail
 from watcher.core.errors import ConformanceError as ConformanceError
 from watcher.suites.build import toolchain
 from watcher.suites.build.env import locked, seal
-from watcher.suites.run import sandbox
-from watcher.suites.run.process import CommandResult, run_command, scrubbed_env, tail
 
 FAILING = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}

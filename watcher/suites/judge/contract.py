@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from watcher.boundary.process import ServerProcess, StartResult
 from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptFile
 from watcher.contract.diff import diff_snapshots
@@ -19,7 +20,6 @@ from watcher.core.errors import Cancelled, SuiteError
 from watcher.core.timefmt import today_utc
 from watcher.suites.build.env import EnvResult, env_key, locked
 from watcher.suites.build.install import install
-from watcher.suites.run.process import ServerProcess, StartResult
 from watcher.suites.run.server import resolve_command, sandboxed, start_server
 from watcher.suites.state import ERROR, FAIL, PASS, RunState, safe_name, worst
 

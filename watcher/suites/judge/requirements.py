@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import time
 
+from watcher.boundary.process import ServerProcess
 from watcher.core import progress
 from watcher.core.errors import ConformanceError, ToolMissing
 from watcher.suites.judge import conformance
-from watcher.suites.run.process import ServerProcess
 from watcher.suites.state import ERROR, FAIL, RunState
 
 

@@ -31,10 +31,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from watcher.boundary.process import CommandResult, run_command, scrubbed_env
 from watcher.config import LoadedConfig
 from watcher.core.logs import redact
 from watcher.suites.build.env import locked
-from watcher.suites.run.process import CommandResult, run_command, scrubbed_env
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, GitSource, Server, git_protocol_refusal
 
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")

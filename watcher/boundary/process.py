@@ -22,9 +22,9 @@ from pathlib import Path
 
 import httpx
 
+from watcher.boundary import reaper
+from watcher.boundary.sandbox import Launcher
 from watcher.core.logs import redact
-from watcher.suites.run import reaper
-from watcher.suites.run.sandbox import Launcher
 
 # Inherited from the watcher's own environment; everything else is dropped.
 BASE_ALLOW = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 from urllib.parse import unquote, urlparse
 
-from watcher.suites.run import reaper
+from watcher.boundary import reaper
 
 log = logging.getLogger(__name__)
 
@@ -307,7 +307,7 @@ class Room(Launcher):
         if self.netns_pid is None:
             return port
         helper = subprocess.Popen(
-            [sys.executable, "-m", "watcher.suites.run.relay", str(self.netns_pid), str(port)],
+            [sys.executable, "-m", "watcher.boundary.relay", str(self.netns_pid), str(port)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

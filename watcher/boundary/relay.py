@@ -1,4 +1,4 @@
-"""`python -m watcher.suites.run.relay PID PORT`: the watcher's way to an HTTP server that has no network.
+"""`python -m watcher.boundary.relay PID PORT`: the watcher's way to an HTTP server that has no network.
 
 The server under test runs in a room whose network namespace has only a loopback device. This process
 binds a listening socket on the host's 127.0.0.1 first (at PORT, the number the server was given, when it
