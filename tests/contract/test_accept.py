@@ -151,7 +151,9 @@ servers:
         "watcher.yaml",
     )
     loaded = LoadedConfig(config=config, path=tmp_path / "watcher.yaml", base_dir=tmp_path)
-    run = SimpleNamespace(loaded=loaded, server=config.servers[0], repo_path=loaded.resolve)  # a path server
+    run = SimpleNamespace(  # a path server: its files are the operator's (no root)
+        loaded=loaded, server=config.servers[0], repo_path=loaded.resolve, repo_root_of=lambda _path: None
+    )
     steered = _Run.steer_contract(run, diff_snapshots(BASE, CAND))  # type: ignore[arg-type]
     assert [c["rule"] for c in steered["accepted"]] == ["error_mode_changed"]
     assert not [c for c in steered["changes"] if c["breaksClients"]]

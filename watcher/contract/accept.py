@@ -21,7 +21,8 @@ from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
 
 from watcher.contract.rules import RULES
 from watcher.contract.rules.base import grade_of
-from watcher.core.configfile import validate_with_lines, yaml_with_lines
+from watcher.core import untrusted
+from watcher.core.configfile import validate_with_lines
 from watcher.core.errors import ConfigError
 
 LIST_NAMES: dict[str, str] = {
@@ -92,24 +93,32 @@ class AcceptFile:
     entries: tuple[AcceptEntry, ...]
 
 
-def load_accept_file(path: Path) -> AcceptFile:
-    """Read and validate an accept file; an absent or empty file accepts nothing."""
+def load_accept_file(path: Path, root: Path | None = None) -> AcceptFile:
+    """Read and validate an accept file; an absent or empty file accepts nothing. With `root` (a tree someone
+    else filled, such as a checked-out repository) the file is reached without following a link."""
+    present = path.exists() if root is None else untrusted.exists_under(root, path)
+    if not present:
+        return AcceptFile(str(path), ())
     try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-    except OSError as exc:
-        raise AcceptError(f"{path}: cannot read the accept file: {exc.strerror or exc}") from exc
-    return parse_accept_file(text, str(path))
-
-
-def parse_accept_file(text: str, filename: str) -> AcceptFile:
-    try:
-        data, lines = yaml_with_lines(text, filename)
+        data = untrusted.read_bytes(root, path, limits=untrusted.ACCEPT_FILE)
     except ConfigError as exc:
         raise AcceptError(str(exc)) from exc
-    if data is None or data == {}:
+    return parse_accept_file(data, str(path))
+
+
+def parse_accept_file(text: str | bytes, filename: str) -> AcceptFile:
+    try:
+        data, lines = untrusted.yaml_document(
+            text,
+            filename,
+            limits=untrusted.ACCEPT_FILE,
+            expect=list,
+            shape="a list of entries (rule, list, name, reason, expires…)",
+        )
+    except ConfigError as exc:
+        raise AcceptError(str(exc)) from exc
+    if not data:
         return AcceptFile(filename, ())
-    if not isinstance(data, list):
-        raise AcceptError(f"{filename}:1: expected a list of entries (rule, list, name, reason, expires…)")
     try:
         entries = validate_with_lines(_AcceptFile, data, filename, lines).root
     except ConfigError as exc:

@@ -9,11 +9,11 @@ import re
 from pathlib import Path
 from typing import Any, TypeVar
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from watcher.core import untrusted
 from watcher.core.errors import ConfigError
-from watcher.core.yaml_strict import DuplicateKeyError, UniqueKeyLoader
+from watcher.core.yaml_strict import Lines
 
 DEFAULT_CONFIG = Path("config/watcher.yaml")
 
@@ -41,9 +41,6 @@ class LocatedError(ValueError):
         self.loc = loc
 
 
-Lines = dict[tuple[str | int, ...], int]
-
-
 _M = TypeVar("_M", bound=BaseModel)
 
 
@@ -55,41 +52,10 @@ def config_path(explicit: str | os.PathLike[str] | None) -> Path:
 
 
 def yaml_with_lines(text: str, filename: str) -> tuple[Any, Lines]:
-    """The YAML document and the line of every key and item in it (for errors that name a line)."""
-    try:
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{filename}:{mark.line + 1}" if mark else filename
-        raise ConfigError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
-    if node is None:
-        return {}, {}
-    lines: Lines = {}
-    _index_lines(node, (), lines)
-    _check_dates(node, (), filename)
-    try:
-        data = yaml.load(text, Loader=UniqueKeyLoader)  # noqa: S506 (a SafeLoader subclass)
-    except DuplicateKeyError as exc:
-        line = exc.problem_mark.line + 1 if exc.problem_mark else 1
-        raise ConfigError(f"{filename}:{line}: {exc.problem}") from exc
-    return data, lines
-
-
-def _check_dates(node: yaml.Node, loc: tuple[str | int, ...], filename: str) -> None:
-    """A date-shaped value that is no date (2027-13-01) fails in the YAML library without a line: name it."""
-    if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:timestamp":
-        try:
-            yaml.SafeLoader("").construct_yaml_timestamp(node)
-        except ValueError as exc:
-            key = ".".join(str(part) for part in loc)
-            line = node.start_mark.line + 1
-            raise ConfigError(f"{filename}:{line}: {key}: {node.value!r} is not a valid date: {exc}") from exc
-    elif isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            _check_dates(value_node, (*loc, key_node.value), filename)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _check_dates(item, (*loc, index), filename)
+    """The operator's YAML document and the line of every key and item in it (for errors that name a line),
+    read by the same strict reader as every file from outside (`watcher.core.untrusted`)."""
+    data, lines = untrusted.yaml_document(text, filename, limits=untrusted.CENTRAL_CONFIG, expect=None)
+    return ({} if data is None else data), lines
 
 
 def validate_with_lines(model: type[_M], data: Any, filename: str, lines: Lines) -> _M:
@@ -98,19 +64,6 @@ def validate_with_lines(model: type[_M], data: Any, filename: str, lines: Lines)
         return model.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_describe(exc, filename, lines)) from exc
-
-
-def _index_lines(node: yaml.Node, loc: tuple[str | int, ...], out: dict[tuple[str | int, ...], int]) -> None:
-    out[loc] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            key = key_node.value
-            out[(*loc, key)] = key_node.start_mark.line + 1
-            _index_lines(value_node, (*loc, key), out)
-            out[(*loc, key)] = key_node.start_mark.line + 1
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _index_lines(item, (*loc, i), out)
 
 
 def _describe(exc: ValidationError, filename: str, lines: dict[tuple[str | int, ...], int]) -> str:

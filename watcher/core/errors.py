@@ -2,8 +2,11 @@
 
     WatcherError                  a problem the watcher reports in words, never as a traceback
     ├── ConfigError               the YAML, a secret file or a command-line value is wrong (names file, line, key)
-    │   └── ServerEnvError        a variable granted to a server (env_from, env_files) cannot be read
-    │                             (watcher.suites.run.server_env)
+    │   ├── ServerEnvError        a variable granted to a server (env_from, env_files) cannot be read
+    │   │                         (watcher.suites.run.server_env)
+    │   └── UntrustedInputError   a file or answer someone else wrote is refused: a link, out of its folder,
+    │                             too large or deep, an alias, unparseable, a top level of the wrong type
+    │                             (names the file and line; watcher.core.untrusted)
     ├── StateError                the state database is missing, corrupt, truncated or unwritable (names the
     │   │                         file and the remedy)
     │   └── SchemaTooNew          the state file was written by a newer mcp-watcher
@@ -41,6 +44,11 @@ class WatcherError(Exception):
 
 class ConfigError(WatcherError):
     """A configuration problem, already phrased for the person who edits the file."""
+
+
+class UntrustedInputError(ConfigError):
+    """Data from outside (a team's file, a suite version's, a CI report, an answer) that the one loader
+    (`watcher.core.untrusted`) refuses; the message names the file, the line where there is one, and why."""
 
 
 class StateError(WatcherError):

@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from watcher.core.configfile import LocatedError, StrictModel, validate_with_lines, yaml_with_lines
-from watcher.core.errors import ConfigError
+from watcher.core import untrusted
+from watcher.core.configfile import LocatedError, StrictModel, validate_with_lines
 
 
 class Expect(StrictModel):
@@ -72,16 +72,13 @@ class TaskFile(StrictModel):
         return self
 
 
-def parse_tasks(text: str, filename: str = "<tasks>") -> list[Task]:
-    data, lines = yaml_with_lines(text, filename)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{filename}:1: expected a mapping with a `tasks:` list at the top level")
+def parse_tasks(text: str | bytes, filename: str = "<tasks>") -> list[Task]:
+    data, lines = untrusted.yaml_document(
+        text, filename, limits=untrusted.TASK_FILE, expect=dict, shape="a mapping with a `tasks:` list"
+    )
     return validate_with_lines(TaskFile, data, filename, lines).tasks
 
 
-def load_tasks(path: Path) -> list[Task]:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the task file: {exc.strerror or exc}") from exc
-    return parse_tasks(text, str(path))
+def load_tasks(path: Path, root: Path | None = None) -> list[Task]:
+    """The task file; with `root` (a tree someone else filled) it is reached without following a link."""
+    return parse_tasks(untrusted.read_bytes(root, path, limits=untrusted.TASK_FILE), str(path))

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 
 from watcher.config import LoadedConfig, secret_env_names
-from watcher.core.errors import ToolMissing
+from watcher.core.errors import WatcherError
 from watcher.core.store import Store
 from watcher.polling.poll import SourceOutcome, fetch_source, record
 from watcher.sources.settings import SdkSource
@@ -76,11 +76,9 @@ def install(loaded: LoadedConfig, version: str, timeout: float = 600) -> conform
 
 
 def read_sets(tool: conformance.ConformanceTool) -> dict[str, list[str]]:
-    folder = tool.root / "requirements"
-    sets: dict[str, list[str]] = {}
-    for path in sorted(folder.glob("*.yaml")):
-        sets[path.stem] = list(conformance.load_requirement_set(tool, path.stem).scored)
-    return sets
+    """Requirement set → its scored scenarios; one unreadable set (a link, an alias, a bare scalar, too
+    large) is a ConformanceError for the whole version, naming the file and line."""
+    return {name: list(conformance.load_requirement_set(tool, name).scored) for name in tool.requirement_sets()}
 
 
 def inspect(loaded: LoadedConfig, store: Store, version: str) -> SuiteVersion:
@@ -92,7 +90,7 @@ def inspect(loaded: LoadedConfig, store: Store, version: str) -> SuiteVersion:
     try:
         tool = install(loaded, version)
         sets = read_sets(tool)
-    except (conformance.ConformanceError, ToolMissing, OSError, ValueError) as exc:
+    except (WatcherError, OSError, ValueError) as exc:  # ConformanceError, ToolMissing, a refused file
         seen[version] = {"error": str(exc)}
         store.set_kv(KV_INSPECTED, seen)
         return SuiteVersion(version, {}, None, str(exc))

@@ -1,15 +1,13 @@
 """Which MCP SDK a repository uses, and which version, from its manifests (parsed, never pattern-guessed
 where a parser exists): pyproject.toml and requirements*.txt (packaging's Requirement), package.json and
-composer.json (json), Cargo.toml (tomllib), *.csproj and pom.xml (xml.etree), go.mod, Gemfile and
-build.gradle* (their own small line grammars: no Python parser exists for Go's, Ruby's or Groovy's)."""
+composer.json (JSON), Cargo.toml (TOML), *.csproj and pom.xml (XML without DTDs or entities), go.mod, Gemfile
+and build.gradle* (their own small line grammars: no Python parser exists for Go's, Ruby's or Groovy's). JSON,
+TOML and XML are read by the one loader for outside files (`watcher.core.untrusted`), with its caps."""
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
-import tomllib
-import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -18,6 +16,9 @@ from typing import Any, Literal
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+
+from watcher.core import untrusted
+from watcher.core.errors import UntrustedInputError
 
 
 @dataclass(frozen=True)
@@ -68,8 +69,11 @@ def detect(files: list[str], read: Read, folder: str = "") -> Detection | None:
             if text is None:
                 continue
             try:
-                found = parse(text)
-            except (ValueError, ET.ParseError, tomllib.TOMLDecodeError) as exc:
+                found = parse(text, prefix + name)
+            except UntrustedInputError as exc:  # its text starts with the file's name
+                problem = str(exc).removeprefix(f"{prefix}{name}: ")
+                raise ManifestError(f"{prefix}{name}: cannot be parsed: {problem}") from exc
+            except ValueError as exc:
                 raise ManifestError(f"{prefix}{name}: cannot be parsed: {exc}") from exc
             if found:
                 language, registry, package, version = found
@@ -99,8 +103,8 @@ def _floor(spec: SpecifierSet) -> str | None:
     return None
 
 
-def _pyproject(text: str) -> Found:
-    data = tomllib.loads(text)
+def _pyproject(text: str, name: str) -> Found:
+    data = untrusted.toml_document(text, name, limits=untrusted.MANIFEST)
     project = data.get("project") or {}
     listed = list(project.get("dependencies") or [])
     for extra in (project.get("optional-dependencies") or {}).values():
@@ -118,7 +122,7 @@ def _pyproject(text: str) -> Found:
     return None
 
 
-def _requirements(text: str) -> Found:
+def _requirements(text: str, name: str) -> Found:
     lines = (line.split(" #", 1)[0].strip() for line in text.splitlines())
     return _pep508(line for line in lines if line and not line.startswith(("#", "-")))
 
@@ -132,10 +136,8 @@ def _npm_floor(spec: str) -> str | None:
     return version if version and version[0].isdigit() and "*" not in version and "x" not in version else None
 
 
-def _package_json(text: str) -> Found:
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError("expected a JSON object")
+def _package_json(text: str, name: str) -> Found:
+    data = untrusted.json_document(text, name, limits=untrusted.MANIFEST, expect=dict)
     deps: dict[str, Any] = {}
     for section in ("devDependencies", "peerDependencies", "dependencies"):
         deps.update(data.get(section) or {})
@@ -145,7 +147,7 @@ def _package_json(text: str) -> Found:
     return None
 
 
-def _go_mod(text: str) -> Found:
+def _go_mod(text: str, name: str) -> Found:
     block = False
     for raw in text.splitlines():
         line = raw.split("//", 1)[0].strip()
@@ -166,22 +168,22 @@ def _go_mod(text: str) -> Found:
     return None
 
 
-def _csproj(text: str) -> Found:
-    root = ET.fromstring(text)  # noqa: S314 (a team's own manifest; no entities are expanded by ElementTree)
+def _csproj(text: str, name: str) -> Found:
+    root = untrusted.xml_document(text, name, limits=untrusted.MANIFEST)
     for element in root.iter():
         if element.tag.rsplit("}", 1)[-1] != "PackageReference":
             continue
-        name = element.get("Include") or element.get("Update")
-        if name in _NUGET:
+        package = element.get("Include") or element.get("Update")
+        if package in _NUGET:
             version = element.get("Version") or next(
                 (c.text for c in element if c.tag.rsplit("}", 1)[-1] == "Version"), None
             )
-            return "csharp", "nuget", name, _npm_floor(version.strip("[]() ")) if version else None
+            return "csharp", "nuget", package, _npm_floor(version.strip("[]() ")) if version else None
     return None
 
 
-def _cargo(text: str) -> Found:
-    data = tomllib.loads(text)
+def _cargo(text: str, name: str) -> Found:
+    data = untrusted.toml_document(text, name, limits=untrusted.MANIFEST)
     for section in ("dependencies", "dev-dependencies"):
         value = (data.get(section) or {}).get("rmcp")
         if value is not None:
@@ -190,8 +192,8 @@ def _cargo(text: str) -> Found:
     return None
 
 
-def _pom(text: str) -> Found:
-    root = ET.fromstring(text)  # noqa: S314 (as above)
+def _pom(text: str, name: str) -> Found:
+    root = untrusted.xml_document(text, name, limits=untrusted.MANIFEST)
 
     def local(tag: str) -> str:
         return tag.rsplit("}", 1)[-1]
@@ -213,7 +215,7 @@ def _pom(text: str) -> Found:
 _QUOTED = re.compile(r"""["']([^"'\s]+)["']""")
 
 
-def _gradle(text: str) -> Found:
+def _gradle(text: str, name: str) -> Found:
     # Groovy and Kotlin build scripts have no Python parser: a dependency is a "group:artifact:version"
     # string literal, so look only at string literals.
     for literal in _QUOTED.findall(text):
@@ -223,7 +225,7 @@ def _gradle(text: str) -> Found:
     return None
 
 
-def _gemfile(text: str) -> Found:
+def _gemfile(text: str, name: str) -> Found:
     for raw in text.splitlines():
         try:
             words = shlex.split(raw.replace(",", " "), comments=True)
@@ -236,10 +238,8 @@ def _gemfile(text: str) -> Found:
     return None
 
 
-def _composer(text: str) -> Found:
-    data = json.loads(text)
-    if not isinstance(data, dict):
-        raise ValueError("expected a JSON object")
+def _composer(text: str, name: str) -> Found:
+    data = untrusted.json_document(text, name, limits=untrusted.MANIFEST, expect=dict)
     for section in ("require", "require-dev"):
         value = (data.get(section) or {}).get("mcp/sdk")
         if value is not None:
@@ -247,7 +247,7 @@ def _composer(text: str) -> Found:
     return None
 
 
-_MANIFESTS: list[tuple[str, Callable[[str], Found]]] = [
+_MANIFESTS: list[tuple[str, Callable[[str, str], Found]]] = [
     ("pyproject.toml", _pyproject),
     ("requirements*.txt", _requirements),
     ("package.json", _package_json),

@@ -9,9 +9,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from watcher.boundary.process import scrubbed_env
+from watcher.core import untrusted
+from watcher.core.errors import UntrustedInputError
 from watcher.suites.build.env import locked
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, git_protocol_refusal
 from watcher.suites.source.checkout import auth_env, cache_dir, display_url
+
+_LINK_MODE = "120000"
 
 
 class GitReadError(Exception):
@@ -25,12 +29,24 @@ class Commit:
     cache: Path
     commit: str
 
-    def read(self, path: str) -> str | None:
-        """The file's text at this commit, or None when the commit has no such file."""
-        done = _git(self.cache, "cat-file", "-e", f"{self.commit}:{path}", check=False)
-        if done.returncode != 0:
+    def read(self, path: str, *, limit: int = untrusted.MANIFEST.max_bytes) -> str | None:
+        """The file's text at this commit, or None when the commit has no such file. A link, a submodule or
+        a folder in its place, more than `limit` bytes, or text that is not UTF-8 is an UntrustedInputError
+        naming the file (its bytes are never read past the size git lists)."""
+        shown = f"{display_url(self.url)}@{self.commit[:12]}:{path}"
+        listed = _git(self.cache, "--literal-pathspecs", "ls-tree", "-l", "-z", self.commit, "--", path).stdout
+        entry = next((e for e in listed.split("\0") if e.partition("\t")[2] == path), None)
+        if entry is None:
             return None
-        return _git(self.cache, "show", f"{self.commit}:{path}").stdout
+        mode, kind, obj, size = entry.partition("\t")[0].split()
+        if mode == _LINK_MODE:
+            raise UntrustedInputError(f"{shown}: is a symbolic link; a file the watcher reads is never a link")
+        if kind != "blob":
+            raise UntrustedInputError(f"{shown}: is a {'folder' if kind == 'tree' else kind}, not a file")
+        if int(size) > limit:
+            raise UntrustedInputError(f"{shown}: is {int(size):,} bytes, over the limit of {limit:,}; not read")
+        data = _git_bytes(self.cache, "cat-file", "blob", obj)
+        return untrusted.text_of(data[: limit + 1], shown)
 
     def files(self) -> list[str]:
         """Every file path in the commit's tree."""
@@ -84,6 +100,18 @@ def fetch(
             raise GitReadError(f"git fetch of {display_url(url)} {ref} failed: {last.strip() or done.returncode}")
         commit = _git(cache, "rev-parse", "FETCH_HEAD^{commit}", env=env).stdout.strip()
     return Commit(url=url, cache=cache, commit=commit)
+
+
+def _git_bytes(cache: Path, *args: str, timeout: float = 60) -> bytes:
+    """git's stdout as bytes (a file's content: its decoding is the loader's)."""
+    command = ["git", "--git-dir", str(cache), *args]
+    try:
+        done = subprocess.run(command, capture_output=True, env=None, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise GitReadError(f"git {args[0]} took longer than {timeout:.0f} s") from exc
+    if done.returncode != 0:
+        raise GitReadError(f"git {args[0]} failed: {done.stderr.decode('utf-8', 'replace').strip()[-300:]}")
+    return done.stdout
 
 
 def _git(

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.config import LoadedConfig, WatcherConfig, secret_env_names
-from watcher.core import vault
+from watcher.core import untrusted, vault
 from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
@@ -125,7 +125,13 @@ def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | 
         refresh_discovery(config.discover.github, config.http_client, store, env)
     for repo in all_repos(config, store):
         state = RepoState.load(store, repo)
-        _read_one(loaded, repo, state, cache_root, secrets, env, owners)
+        try:
+            _read_one(loaded, repo, state, cache_root, secrets, env, owners)
+        except Exception as exc:  # one team's file, whatever it does, is that team's error, never the pass's
+            log.exception("team repository %s could not be read", display_url(repo.git))
+            detail = str(exc)[:300]
+            what = f"{FILE_NAME} could not be read: {type(exc).__name__}" + (f": {detail}" if detail else "")
+            _fail(state, what, None)
         for server in state.servers:
             owners.setdefault(server["name"], f"{state.team_file()} line {state.lines.get(server['name'], 1)}")
         state.checked = iso(utcnow())
@@ -160,9 +166,13 @@ def _read_one(
             timeout=120,
             protocols=config.suites.git_protocols,
         )
-        text = commit.read(FILE_NAME)
     except GitReadError as exc:
         _fail(state, str(exc), None)
+        return
+    try:
+        text = commit.read(FILE_NAME, limit=untrusted.TEAM_FILE.max_bytes)
+    except (ConfigError, GitReadError) as exc:  # a link, a folder, too large, not UTF-8
+        _fail(state, str(exc), commit.commit)
         return
     if text is None:
         state.has_file, state.commit, state.servers, state.error = False, commit.commit, [], None

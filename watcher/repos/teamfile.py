@@ -15,7 +15,8 @@ from typing import Any
 from pydantic import Field
 
 from watcher.config import WatcherConfig
-from watcher.core.configfile import LocatedError, StrictModel, validate_with_lines, yaml_with_lines
+from watcher.core import untrusted
+from watcher.core.configfile import LocatedError, StrictModel, validate_with_lines
 from watcher.core.errors import ConfigError
 from watcher.repos.detect import Detection, ManifestError, Read, detect
 from watcher.suites.settings import Server
@@ -87,9 +88,9 @@ def parse_team_file(
     read: Read,
 ) -> TeamServers:
     """Validate the team file's text at `commit` into central Server entries (source pinned to that commit)."""
-    data, lines = yaml_with_lines(text, filename)
-    if not isinstance(data, dict):
-        raise ConfigError(f"{filename}:1: expected a mapping with a `servers` list at the top level")
+    data, lines = untrusted.yaml_document(
+        text, filename, limits=untrusted.TEAM_FILE, expect=dict, shape="a mapping with a `servers` list"
+    )
     unknown = [k for k in data if k != "servers"]
     if unknown:
         key = str(unknown[0])

@@ -109,6 +109,11 @@ class RunState:
             return self.repo_root / configured
         return self.loaded.resolve(configured)
 
+    def repo_root_of(self, configured: str) -> Path | None:
+        """The root `repo_path(configured)` is read under without following a link: the checked-out
+        repository for a git source's relative path; None for the operator's own files."""
+        return self.repo_root if self.repo_root is not None and not Path(configured).is_absolute() else None
+
     def check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled()

@@ -22,14 +22,14 @@ import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
-
-import yaml
 
 from watcher.boundary import sandbox
 from watcher.boundary.process import CommandResult, run_command, scrubbed_env, tail
+from watcher.core import untrusted
 from watcher.core.errors import ConformanceError as ConformanceError
+from watcher.core.errors import UntrustedInputError
 from watcher.suites.build import toolchain
 from watcher.suites.build.env import locked, seal
 
@@ -53,8 +53,22 @@ class ConformanceTool:
     def cli(self) -> Path:
         return self.root / "dist" / "index.js"
 
+    @property
+    def prefix(self) -> Path:
+        """The folder the watcher made for the install (`root` is `<prefix>/node_modules/<name>`): the
+        package's files are read below it, no link followed (the package's own scripts filled it)."""
+        name, _ = split_package_spec(self.package)
+        return self.root.parents[len(PurePosixPath(name).parts)]
+
     def requirements_file(self, revision: str) -> Path:
         return self.root / "requirements" / f"{revision}.yaml"
+
+    def requirement_sets(self) -> list[str]:
+        """The names of the `requirements/<set>.yaml` files the version ships (links among them too:
+        reading one is then that set's refusal)."""
+        folder = self.root / "requirements"
+        names = (PurePosixPath(f).name for f in untrusted.files_under(self.prefix, folder))
+        return sorted(n.removesuffix(".yaml") for n in names if n.endswith(".yaml"))
 
 
 def split_package_spec(spec: str) -> tuple[str, str | None]:
@@ -119,8 +133,9 @@ def ensure_conformance(
         if not run.ok:
             raise ConformanceError(f"installing {package} failed ({run.describe()})", run.tail)
         try:
-            installed = json.loads((root / "package.json").read_text(encoding="utf-8"))["version"]
-        except (OSError, ValueError, KeyError) as exc:
+            manifest = untrusted.load_json(prefix, root / "package.json", limits=untrusted.SUITE_MANIFEST, expect=dict)
+            installed = str(manifest["version"])
+        except (UntrustedInputError, KeyError) as exc:
             raise ConformanceError(f"installing {package} left no readable package.json: {exc}") from exc
         if version and installed != version:
             raise ConformanceError(f"npm installed {name} {installed}, not the pinned {version}")
@@ -143,17 +158,35 @@ class RequirementSet:
 
 
 def load_requirement_set(tool: ConformanceTool, revision: str) -> RequirementSet:
+    """The set's scored server scenarios; a file that is missing, a link, too large, an alias or of the
+    wrong shape is a ConformanceError naming the file and line."""
     path = tool.requirements_file(revision)
-    if not path.exists():
-        known = sorted(p.stem for p in (tool.root / "requirements").glob("*.yaml"))
-        raise ConformanceError(f"{tool.package} has no requirement set {revision!r}; it knows {known}")
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        present = untrusted.exists_under(tool.prefix, path)
+        if present:
+            data, lines = untrusted.load_yaml(
+                tool.prefix,
+                path,
+                limits=untrusted.REQUIREMENT_SET,
+                expect=dict,
+                shape="a mapping with a `server` list",
+            )
+    except UntrustedInputError as exc:
+        raise ConformanceError(f"{tool.package}@{tool.version}: requirement set {revision!r}: {exc}") from None
+    if not present:
+        raise ConformanceError(
+            f"{tool.package} has no requirement set {revision!r}; it knows {tool.requirement_sets()}"
+        )
+    for key in ("server", "not_scored"):
+        if data.get(key) is not None and not isinstance(data[key], list):
+            raise ConformanceError(f"{path}:{lines.get((key,), 1)}: {key}: expected a list")
     not_scored = {
         str(item["scenario"]): str(item.get("reason", "not scored"))
         for item in data.get("not_scored") or []
         if isinstance(item, dict) and item.get("leg", "server") == "server" and item.get("scenario")
     }
-    return RequirementSet(revision, tuple(str(s) for s in data.get("server") or []), not_scored)
+    scored = tuple(str(s) for s in data.get("server") or [] if isinstance(s, str | int | float) and str(s))
+    return RequirementSet(revision, scored, not_scored)
 
 
 @dataclass(frozen=True)
@@ -178,44 +211,37 @@ def expected_failures_path(configured: Path | None, revision: str) -> Path | Non
     return Path(str(configured).replace(REQUIREMENTS_PLACEHOLDER, revision))
 
 
-def load_baseline(path: Path | None) -> Baseline:
-    """Read and check an expected-failures file; errors name the file, line and entry."""
+def load_baseline(path: Path | None, root: Path | None = None) -> Baseline:
+    """Read and check an expected-failures file; errors name the file, line and entry. With `root` (the
+    checked-out repository) the file is reached without following a link."""
     if path is None:
         return Baseline(None)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConformanceError(f"{path}: cannot read the expected-failures file: {exc.strerror or exc}") from exc
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        place = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConformanceError(f"{place}: not valid YAML: {getattr(exc, 'problem', exc)}") from exc
-    if root is None:
+        data, lines = untrusted.load_yaml(
+            root,
+            path,
+            limits=untrusted.EXPECTED_FAILURES,
+            expect=dict,
+            shape="a mapping with 'server' and/or 'client'",
+        )
+    except UntrustedInputError as exc:
+        raise ConformanceError(str(exc)) from None
+    entries = data.get("server")
+    if entries is None or entries == "":
         return Baseline(path)
-    if not isinstance(root, yaml.MappingNode):
-        raise ConformanceError(f"{path}:{root.start_mark.line + 1}: expected a mapping with 'server' and/or 'client'")
-    server_node = next((v for k, v in root.value if k.value == "server"), None)
-    if server_node is None or (isinstance(server_node, yaml.ScalarNode) and server_node.value in ("", "null", "~")):
-        return Baseline(path)
-    if not isinstance(server_node, yaml.SequenceNode):
-        raise ConformanceError(f"{path}:{server_node.start_mark.line + 1}: server: expected a list of scenario names")
+    if not isinstance(entries, list):
+        raise ConformanceError(f"{path}:{lines.get(('server',), 1)}: server: expected a list of scenario names")
     scenarios: set[str] = set()
     checks: dict[str, set[str]] = {}
     where: dict[str, int] = {}
-    for item in server_node.value:
-        line = item.start_mark.line + 1
-        if not isinstance(item, yaml.ScalarNode) or not item.value.strip():
-            hint = (
-                " (write '- scenario:check-id' with no space after the colon)"
-                if isinstance(item, yaml.MappingNode)
-                else ""
-            )
+    for index, item in enumerate(entries):
+        line = lines.get(("server", index), 1)
+        if not isinstance(item, str | int | float) or isinstance(item, bool) or not str(item).strip():
+            hint = " (write '- scenario:check-id' with no space after the colon)" if isinstance(item, dict) else ""
             raise ConformanceError(
                 f"{path}:{line}: server: each entry is '<scenario>' or '<scenario>:<check-id>'{hint}"
             )
-        entry = item.value.strip()
+        entry = str(item).strip()
         scenario, sep, check = entry.partition(":")
         if sep and (not scenario or not check):
             raise ConformanceError(f"{path}:{line}: server: {entry!r}: both sides of the colon are required")
@@ -235,20 +261,21 @@ def load_baseline(path: Path | None) -> Baseline:
 
 
 def collect_checks(out_dir: Path) -> dict[str, list[dict[str, Any]]]:
-    """Scenario -> its checks, from the `checks.json` files under `out_dir` (latest folder wins)."""
+    """Scenario -> its checks, from the `checks.json` files under `out_dir` (latest folder wins). The suite
+    wrote them: each is read without following a link, capped, and a refused one is a failing check."""
     found: dict[str, tuple[str, list[dict[str, Any]]]] = {}
-    for checks_file in out_dir.rglob("checks.json"):
-        rel = checks_file.parent.relative_to(out_dir).as_posix()
-        match = _RESULT_DIR.match(rel)
+    for relative in untrusted.files_under(out_dir):
+        rel = PurePosixPath(relative)
+        if rel.name != "checks.json":
+            continue
+        match = _RESULT_DIR.match(rel.parent.as_posix())
         if not match:
             continue
         scenario, stamp = match["scenario"], match["stamp"]
         try:
-            checks = json.loads(checks_file.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            checks = untrusted.load_json(out_dir, relative, limits=untrusted.CHECKS, name=relative, expect=list)
+        except UntrustedInputError as exc:
             checks = [_synthetic(scenario, f"unreadable checks.json: {exc}")]
-        if not isinstance(checks, list):
-            checks = [_synthetic(scenario, "checks.json is not a list of checks")]
         if scenario not in found or stamp >= found[scenario][0]:
             found[scenario] = (stamp, [c for c in checks if isinstance(c, dict)])
     return {scenario: checks for scenario, (_, checks) in found.items()}
@@ -395,6 +422,7 @@ def run_requirement_set(
     timeout: float,
     secret_names: set[str],
     cancel: threading.Event | None = None,
+    baseline_root: Path | None = None,
 ) -> dict[str, Any]:
     """Run the suite for one requirement set against `url` and judge its checks.json files.
 
@@ -405,7 +433,7 @@ def run_requirement_set(
     report: dict[str, Any] = {"requirements": revision, "expected_failures_file": str(baseline_path or "")}
     try:
         requirement_set = load_requirement_set(tool, revision)
-        baseline = load_baseline(baseline_path)
+        baseline = load_baseline(baseline_path, baseline_root)
     except ConformanceError as exc:
         report.update(error=str(exc), evidence=exc.evidence, seconds=round(time.monotonic() - started, 2))
         return report

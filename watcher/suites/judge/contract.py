@@ -109,7 +109,8 @@ def steer_contract(run: RunState, diff: dict[str, Any]) -> dict[str, Any]:
     team = next((t for t in run.loaded.config.teams if t.name == run.server.team), None)
     levels: dict[str, str] = {**(team.contract.levels if team else {}), **run.server.contract.levels}
     diff = apply_levels(diff, levels)
-    file = load_accept_file(run.repo_path(run.server.accept)) if run.server.accept else None
+    accept = run.server.accept
+    file = load_accept_file(run.repo_path(accept), run.repo_root_of(accept)) if accept else None
     return accept_changes(run.loaded, run.server.name, diff, file)
 
 

@@ -46,6 +46,7 @@ def run_conformance(run: RunState, server: ServerProcess) -> None:
         "seconds": round(time.monotonic() - began, 2),
     }
     configured = run.repo_path(run.server.expected_failures) if run.server.expected_failures else None
+    configured_root = run.repo_root_of(run.server.expected_failures) if run.server.expected_failures else None
     for revision in revisions:
         run.check_cancel()
         baseline_path = conformance.expected_failures_path(configured, revision)
@@ -58,6 +59,7 @@ def run_conformance(run: RunState, server: ServerProcess) -> None:
             out_dir=run.run_dir / "conformance" / revision,
             timeout=run.server.timeouts.suite,
             secret_names=run.secret_names,
+            baseline_root=configured_root,
             cancel=run.cancel,
         )
         run.report["conformance"].append(result)

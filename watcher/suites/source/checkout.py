@@ -3,8 +3,10 @@
 The real `git` CLI does the work. The cache (`suites.git_cache_dir/<name>-<hash>.git`) is a bare
 repository; each run fetches its ref there with `--depth 1` (only new objects travel), resolves the
 commit, and exports that commit's tree with `git archive` into the run's own folder, so concurrent
-runs never share a working tree. A token reaches git only through `GIT_CONFIG_*` variables of that
-one fetch (an `http.extraHeader`): never its argv, never a log line, never the server under test.
+runs never share a working tree. The tree is unpacked by `extract.extract_tree`, which checks every
+member first (no absolute or escaping link, no device): a refusal is the run's error, naming the member's
+path. A token reaches git only through `GIT_CONFIG_*` variables of that one fetch (an
+`http.extraHeader`): never its argv, never a log line, never the server under test.
 
 A fetch that fails is a result with git's reason; an older checkout is never used in its place.
 
@@ -36,6 +38,7 @@ from watcher.config import LoadedConfig
 from watcher.core.logs import redact
 from watcher.suites.build.env import locked
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, GitSource, Server, git_protocol_refusal
+from watcher.suites.source.extract import UnsafeMember, extract_tree
 
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
 logger = logging.getLogger(__name__)
@@ -219,9 +222,18 @@ def checkout(
         return _done(result, started)
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir(parents=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(dest, filter="data")
-    archive.unlink()
+    try:
+        extract_tree(archive, dest)
+    except UnsafeMember as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        result.error = f"{result.git} at {commit[:12]}: the tree has a member the watcher does not write: {exc}"
+        return _done(result, started)
+    except (tarfile.TarError, OSError) as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        result.error = f"{result.git} at {commit[:12]}: the tree could not be unpacked: {exc}"
+        return _done(result, started)
+    finally:
+        archive.unlink(missing_ok=True)
     result.commit = commit
     result.root = str(dest)
     project = dest / source.subdir if source.subdir else dest
