@@ -46,9 +46,10 @@ class ConfigError(WatcherError):
     """A configuration problem, already phrased for the person who edits the file."""
 
 
-class UntrustedInputError(ConfigError):
+class UntrustedInputError(ConfigError, ValueError):
     """Data from outside (a team's file, a suite version's, a CI report, an answer) that the one loader
-    (`watcher.core.untrusted`) refuses; the message names the file, the line where there is one, and why."""
+    (`watcher.core.untrusted`) refuses; the message names the file, the line where there is one, and why.
+    A ValueError too, as the parsers' own errors are, so a caller's handling of an unreadable body holds."""
 
 
 class StateError(WatcherError):

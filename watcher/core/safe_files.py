@@ -119,18 +119,48 @@ def exists_inside(root: Path, relative: str | PurePosixPath) -> bool:
 
 def files_inside(root: Path, relative: str | PurePosixPath = ".") -> list[str]:
     """Every entry that is not a folder under `root/relative` (links included, so that reading one is a
-    refusal the caller reports), as paths relative to `root`; folders reached through a link are not entered."""
+    refusal the caller reports), as paths relative to `root`; folders reached through a link are not entered.
+    A missing folder has none; a link or a file on the way to it is a FileRefused."""
+    return sorted(path for path, _info in _entries(root, relative))
+
+
+def check_tree_inside(root: Path, relative: str | PurePosixPath, *, limit: int) -> int:
+    """Refuse the folder `root/relative` unless everything in it is a folder or a regular file (no link, no
+    FIFO, no device) and the files hold at most `limit` bytes together; returns how many bytes they hold."""
+    total = 0
+    for path, info in _entries(root, relative):
+        if stat.S_ISLNK(info.st_mode):
+            raise FileRefused(path, "is a symbolic link; links are never followed")
+        if not stat.S_ISREG(info.st_mode):
+            raise FileRefused(path, "is not a regular file; refused")
+        total += info.st_size
+        if total > limit:
+            raise FileRefused(str(relative), f"holds more than {limit:,} bytes; not read")
+    return total
+
+
+def _entries(root: Path, relative: str | PurePosixPath) -> Iterator[tuple[str, os.stat_result]]:
+    """(path relative to root, lstat) of every entry that is not a folder, links not entered. A missing
+    folder has none; a link or a file on the way to it is a FileRefused."""
     parts = () if str(relative) in ("", ".") else inside_parts(relative)
     prefix = "/".join(parts)
-    found: list[str] = []
     try:
         with open_dir_inside(root, parts) as folder:
-            for top, _dirs, names, _fd in os.fwalk(".", dir_fd=folder, follow_symlinks=False):
+            for top, _dirs, names, top_fd in os.fwalk(".", dir_fd=folder, follow_symlinks=False):
                 base = PurePosixPath(prefix, top) if prefix else PurePosixPath(top)
-                found.extend(str(base / name) for name in names)
-    except FileRefused:
-        return []
-    return sorted(found)
+                for name in names:
+                    yield str(base / name), os.stat(name, dir_fd=top_fd, follow_symlinks=False)
+    except FileRefused as exc:
+        if not exc.missing:
+            raise
 
 
-__all__ = ["FileRefused", "exists_inside", "files_inside", "inside_parts", "open_dir_inside", "read_inside"]
+__all__ = [
+    "FileRefused",
+    "check_tree_inside",
+    "exists_inside",
+    "files_inside",
+    "inside_parts",
+    "open_dir_inside",
+    "read_inside",
+]

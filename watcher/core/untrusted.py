@@ -34,7 +34,7 @@ import yaml
 
 from watcher.core import yaml_strict
 from watcher.core.errors import UntrustedInputError
-from watcher.core.safe_files import FileRefused, exists_inside, files_inside, read_inside
+from watcher.core.safe_files import FileRefused, check_tree_inside, exists_inside, files_inside, read_inside
 from watcher.core.yaml_strict import Lines, YamlLimits
 
 KIB = 1024
@@ -62,6 +62,8 @@ REQUIREMENT_SET = Limits("the requirement set", 1 * MIB)
 SUITE_MANIFEST = Limits("the suite's package.json", 1 * MIB)
 CHECKS = Limits("the checks.json", 16 * MIB)
 MANIFEST = Limits("the manifest", 1 * MIB)
+SNAPSHOT = Limits("a committed snapshot folder", 256 * MIB, max_depth=256)
+"""A team's baseline snapshot: the contract reader (`watcher.contract.normalize`) parses it once it is checked."""
 ANSWER = Limits("the answer", 1 << 62, max_depth=128)
 """Network answers: their size is the HTTP layer's cap (`http_client.max_response_bytes`), their depth ours."""
 KINDS = (
@@ -74,6 +76,7 @@ KINDS = (
     SUITE_MANIFEST,
     CHECKS,
     MANIFEST,
+    SNAPSHOT,
     ANSWER,
 )
 
@@ -125,8 +128,20 @@ def exists_under(root: Path, path: Path | str) -> bool:
 
 def files_under(root: Path, folder: Path | str = ".") -> list[str]:
     """Every entry that is not a folder below `root/folder` (links included: reading one is refused),
-    relative to `root`, without entering a folder through a link."""
-    return files_inside(root, relative_to(root, folder) if str(folder) not in ("", ".") else ".")
+    relative to `root`, without entering a folder through a link; a link on the way there is refused."""
+    try:
+        return files_inside(root, relative_to(root, folder) if str(folder) not in ("", ".") else ".")
+    except FileRefused as exc:
+        raise UntrustedInputError(f"{folder}: {exc.shown}: {exc.problem}") from None
+
+
+def check_tree(root: Path, folder: Path | str, *, limits: Limits) -> None:
+    """Refuse a folder someone else filled (a team's committed snapshot) that holds a link, anything but
+    folders and regular files, or more than `limits.max_bytes` in all, before the watcher reads it."""
+    try:
+        check_tree_inside(root, relative_to(root, folder), limit=limits.max_bytes)
+    except FileRefused as exc:
+        raise UntrustedInputError(f"{folder}: {exc.shown}: {exc.problem}") from None
 
 
 def text_of(data: bytes, name: str) -> str:
@@ -211,6 +226,11 @@ def json_document(data: str | bytes, name: str, *, limits: Limits, expect: type 
     return value
 
 
+def answer_json(body: bytes, url: str, *, expect: type | None = None) -> Any:
+    """A network answer's JSON (its size is the HTTP layer's to cap), named by its URL in errors."""
+    return json_document(body, url, limits=ANSWER, expect=expect)
+
+
 def load_json(
     root: Path | None, path: Path | str, *, limits: Limits, name: str | None = None, expect: type | None = None
 ) -> Any:
@@ -254,6 +274,12 @@ def toml_document(text: str, name: str, *, limits: Limits) -> dict[str, Any]:
     return value
 
 
+def load_toml(root: Path | None, path: Path | str, *, limits: Limits, name: str | None = None) -> dict[str, Any]:
+    """`read_bytes`, UTF-8, then `toml_document`."""
+    shown = name or str(path)
+    return toml_document(text_of(read_bytes(root, path, limits=limits, name=shown), shown), shown, limits=limits)
+
+
 def xml_document(data: str | bytes, name: str, *, limits: Limits) -> ET.Element:
     """The XML document's root element. A DTD (`<!DOCTYPE`), an entity declaration or an external
     reference is refused before anything is expanded or fetched."""
@@ -265,9 +291,9 @@ def xml_document(data: str | bytes, name: str, *, limits: Limits) -> ET.Element:
             data, forbid_dtd=True, forbid_entities=True, forbid_external=True
         )
     except defusedxml.DTDForbidden:
-        raise UntrustedInputError(f"{name}: has a DTD (<!DOCTYPE …>); refused: manifests have none") from None
+        raise UntrustedInputError(f"{name}: has a DTD (<!DOCTYPE …>); refused: XML is read without DTDs") from None
     except defusedxml.EntitiesForbidden:
-        raise UntrustedInputError(f"{name}: declares an entity; refused") from None
+        raise UntrustedInputError(f"{name}: declares an entity; refused: XML is read without entities") from None
     except defusedxml.ExternalReferenceForbidden:
         raise UntrustedInputError(f"{name}: refers to an external resource; refused") from None
     except ET.ParseError as exc:
@@ -319,6 +345,9 @@ def kind_of(value: Any) -> str:
 __all__ = [
     "ACCEPT_FILE",
     "ANSWER",
+    "SNAPSHOT",
+    "answer_json",
+    "check_tree",
     "CENTRAL_CONFIG",
     "CHECKS",
     "EXPECTED_FAILURES",
@@ -336,6 +365,7 @@ __all__ = [
     "json_document",
     "kind_of",
     "load_json",
+    "load_toml",
     "load_yaml",
     "read_bytes",
     "relative_to",

@@ -39,7 +39,7 @@ async def discover_github(
     while True:
         fetched = await fetcher.get(f"{api}/orgs/{settings.org}/repos?per_page={PER_PAGE}&page={page}", headers=headers)
         assert fetched is not None  # allow_404 is not set
-        items = fetched.json()
+        items = fetched.document()
         if not isinstance(items, list):
             raise SourceError(f"{fetched.url}: expected a list of repositories")
         listed.extend(item for item in items if isinstance(item, dict))

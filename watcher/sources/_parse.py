@@ -40,7 +40,7 @@ def _adapter(schema: type[T]) -> TypeAdapter[T]:
 
 
 def parse_json(fetched: Fetched, schema: type[T]) -> T:
-    return validate(schema, fetched.json(), fetched.url)
+    return validate(schema, fetched.document(), fetched.url)
 
 
 def describe(exc: ValidationError) -> str:

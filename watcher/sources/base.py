@@ -11,7 +11,6 @@ stop event is set, and the poll deadline bounds them all. A registry that is dow
 from __future__ import annotations
 
 import asyncio
-import json
 import threading
 import time
 from collections.abc import Awaitable, Callable
@@ -21,6 +20,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from watcher.core import untrusted
 from watcher.core.errors import SourceError as SourceError
 from watcher.core.schemes import VersionScheme
 from watcher.core.store_schema import HttpCacheRow
@@ -93,11 +93,13 @@ class Fetched:
     not_modified: bool
     url: str
 
-    def json(self) -> Any:
+    def document(self) -> Any:
+        """The answer's JSON, read by the one loader for outside data (its depth capped); a SourceError naming
+        the URL when it is not JSON."""
         try:
-            return json.loads(self.body)
+            return untrusted.answer_json(self.body, self.url)
         except ValueError as exc:
-            raise SourceError(f"{self.url}: not valid JSON ({exc})") from exc
+            raise SourceError(str(exc)) from exc
 
     def text(self) -> str:
         return self.body.decode("utf-8", errors="replace")

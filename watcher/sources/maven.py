@@ -9,10 +9,9 @@ request per version on a cold poll, and the shared HTTP layer hands adapters bod
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
-from watcher.core import schemes
+from watcher.core import schemes, untrusted
 from watcher.sources._parse import get, ordered, release, root
 from watcher.sources.base import RegistryHttp, RegistryInfo, Release, SourceError
 from watcher.sources.settings import SdkSource
@@ -48,13 +47,11 @@ async def fetch(http: RegistryHttp, source: SdkSource) -> list[Release]:
 
 
 def parse_metadata(body: bytes, url: str) -> list[str]:
-    # Refuse DTDs before parsing: metadata never has one, and entity tricks have no business here.
-    if re.search(rb"<!DOCTYPE|<!ENTITY", body[:4096], re.IGNORECASE):
-        raise SourceError(f"{url}: unexpected response: a DTD in maven-metadata.xml")
+    # Metadata never has a DTD, and entity tricks have no business here: the one loader refuses both.
     try:
-        document = ET.fromstring(body)
-    except ET.ParseError as exc:
-        raise SourceError(f"{url}: not valid XML ({exc})") from exc
+        document = untrusted.xml_document(body, url, limits=untrusted.ANSWER)
+    except ValueError as exc:
+        raise SourceError(str(exc)) from exc
     if _local(document.tag) != "metadata":
         raise SourceError(f"{url}: unexpected response: root element <{_local(document.tag)}>, expected <metadata>")
     versions = _child(document, "versioning")

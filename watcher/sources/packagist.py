@@ -58,7 +58,7 @@ async def fetch(http: RegistryHttp, source: SdkSource) -> list[Release]:
         raise SourceError(f"packagist package {source.package!r}: expected vendor/package")
     url = f"{root(source, default_base)}/p2/{name}.json"
     fetched = await get(http, url, headers={"Accept": "application/json"})
-    document = validate(P2Document, fetched.json(), url)
+    document = validate(P2Document, fetched.document(), url)
     if name not in document.packages:
         raise SourceError(f"{url}: unexpected response: field packages.{name} is missing")
     raw = document.packages[name]

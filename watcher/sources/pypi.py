@@ -76,7 +76,7 @@ def _index_url_from_pip_config() -> str | None:
 async def fetch(http: RegistryHttp, source: SdkSource) -> list[Release]:
     url = f"{root(source, default_base)}/{canonicalize_name(source.package)}/"
     fetched = await get(http, url, headers={"Accept": pypi_simple.ACCEPT_JSON_ONLY})
-    data = fetched.json()
+    data = fetched.document()
     try:
         page = pypi_simple.ProjectPage.from_json_data(data, base_url=url)
     except ValidationError as exc:

@@ -106,4 +106,4 @@ async def fetch_revisions(http: RegistryHttp, settings: SpecSettings) -> list[Sp
     url = releases_url(settings)
     fetched = await http.get(url, headers=github_headers(settings))
     assert fetched is not None
-    return parse_releases(fetched.json(), url)
+    return parse_releases(fetched.document(), url)

@@ -80,14 +80,14 @@ async def lookup_final_date(http: RegistryHttp, settings: SpecSettings, number: 
     try:
         listing = await http.get(f"{api}/contents/{SEP_DIR}", headers=headers)
         assert listing is not None
-        entries = _ENTRIES.validate_python(listing.json())
+        entries = _ENTRIES.validate_python(listing.document())
         names = [e.path for e in entries if e.type == "file" and re.fullmatch(rf"{number}-.*\.md", e.name)]
         if not names:
             raise SepLookupError(f"no file {SEP_DIR}/{number}-*.md in {settings.repo}")
         path = names[0]
         history = await http.get(f"{api}/commits?path={quote(path)}&per_page=100", headers=headers)
         assert history is not None
-        commits = _COMMITS.validate_python(history.json())  # newest first, as GitHub lists them
+        commits = _COMMITS.validate_python(history.document())  # newest first, as GitHub lists them
         if not commits:
             raise SepLookupError(f"{path} has no commits in {settings.repo}")
         became_final: _Commit | None = None

@@ -178,7 +178,7 @@ def server_findings(
     evidence: list[tuple[str, Evidence]] = []
     checked: list[str] = []
     gaps: list[str] = []
-    if server.baseline_snapshot:
+    if server.baseline_snapshot and server.source is None:  # a git source's is in its repository, not here
         folder = loaded.resolve(server.baseline_snapshot)
         found, read = snapshot_evidence(folder, f"baseline snapshot {server.baseline_snapshot}", deprecated)
         evidence += found

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import openai
 
+from watcher.core import untrusted
 from watcher.evaluation.providers.base import ProviderError, ToolCall, ToolOutcome, ToolSpec, Turn, mask
 from watcher.evaluation.settings import Evaluation
 
@@ -115,9 +115,9 @@ class OpenAIConversation:
 def _arguments(raw: str | None) -> tuple[dict[str, Any], str | None]:
     """The call's arguments: a JSON object in a string, per the API."""
     try:
-        value = json.loads(raw or "{}")
-    except json.JSONDecodeError as exc:
-        return {}, f"arguments are not valid JSON: {exc.msg}"
+        value = untrusted.answer_json((raw or "{}").encode("utf-8", "surrogatepass"), "arguments")
+    except ValueError as exc:
+        return {}, f"arguments are not valid JSON: {str(exc).removeprefix('arguments: ')}"
     if not isinstance(value, dict):
         return {}, "arguments are not a JSON object"
     return value, None

@@ -30,7 +30,6 @@ import shutil
 import stat
 import threading
 import time
-import tomllib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from packaging.utils import canonicalize_name
 
 from watcher.boundary import sandbox as sandboxes
 from watcher.boundary.process import run_command, scrubbed_env
+from watcher.core import untrusted
 from watcher.core.errors import ToolMissing
 from watcher.suites.build import toolchain
 from watcher.suites.build import wheels as shared
@@ -509,8 +509,8 @@ def _build_python(ctx: BuildContext) -> None:
 def _other_requirements(project: Path, sdk_package: str) -> list[str]:
     """The project's declared dependencies (pyproject.toml), without its requirement on the SDK."""
     try:
-        data = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        data = untrusted.load_toml(project.parent, project / "pyproject.toml", limits=untrusted.MANIFEST)
+    except ValueError:  # absent, a link, too large, not TOML: the project's own pins are then left out
         return []
     sdk = canonicalize_name(sdk_package)
     kept = []
@@ -528,8 +528,8 @@ def _build_typescript(ctx: BuildContext) -> None:
     ctx.start("npm", [src / "node_modules" / ".bin", toolchain.node_bin_dir()])
     manifest_path = src / "package.json"
     try:
-        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        manifest = untrusted.load_json(src.parent, manifest_path, limits=untrusted.MANIFEST, expect=dict)
+    except ValueError as exc:
         ctx.fail(f"{ctx.project / 'package.json'}: cannot read the package manifest: {exc}")
         return
     # Pin exactly: the SDK under test replaces whatever range the project declares.
@@ -544,8 +544,8 @@ def _build_typescript(ctx: BuildContext) -> None:
         return
     installed = src / "node_modules" / package / "package.json"
     try:
-        got = json.loads(installed.read_text(encoding="utf-8")).get("version")
-    except (OSError, ValueError):
+        got = untrusted.load_json(src.parent, installed, limits=untrusted.MANIFEST, expect=dict).get("version")
+    except ValueError:
         got = None
     if got != version:
         ctx.fail(f"npm installed {package} {got!r}, not {version!r}")

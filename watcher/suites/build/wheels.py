@@ -36,6 +36,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 
 from watcher.config import LoadedConfig
+from watcher.core import untrusted
 
 log = logging.getLogger(__name__)
 
@@ -173,7 +174,7 @@ def _best_wheel(
     if response.status_code == 404:
         return None  # e.g. the server's own project, installed from its folder
     response.raise_for_status()
-    data = response.json()
+    data = untrusted.answer_json(response.content, page_url)
     entries = data.get("files") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ValueError(f"the index's page of {name} is not a PEP 691 project page")

@@ -25,7 +25,7 @@ from typing import Any
 import httpx
 
 from watcher.config import LoadedConfig
-from watcher.core import clock, vault
+from watcher.core import clock, untrusted, vault
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
@@ -189,7 +189,9 @@ class FanOut:
             for key in keys:  # the per-run way: each run asked for by itself (its id found by a listing)
                 params = {"event": "workflow_dispatch", "per_page": "100"}
                 response = self.call("GET", f"/repos/{repo}/actions/runs", params=params)
-                for item in response.json().get("workflow_runs") or []:
+                for item in (
+                    untrusted.answer_json(response.content, str(response.url), expect=dict).get("workflow_runs") or []
+                ):
                     if f"[{key}]" in str(item.get("display_title") or ""):
                         found[key] = item
             return found
@@ -216,7 +218,7 @@ class FanOut:
             return list(cached[1])
         if response.status_code != 200:
             return None
-        items = response.json().get(field_name) or []
+        items = untrusted.answer_json(response.content, str(response.url), expect=dict).get(field_name) or []
         if response.headers.get("etag"):
             self._etags[cache_key] = (response.headers["etag"], items)
         return list(items)
@@ -230,7 +232,9 @@ class FanOut:
             items = []
             for each in run_ids:
                 response = self.call("GET", f"/repos/{repo}/actions/runs/{each}/artifacts", params=params)
-                items += response.json().get("artifacts") or [] if response.status_code == 200 else []
+                if response.status_code == 200:
+                    answer = untrusted.answer_json(response.content, str(response.url), expect=dict)
+                    items += answer.get("artifacts") or []
         found = {}
         for item in items:
             run_id = (item.get("workflow_run") or {}).get("id")
@@ -421,7 +425,8 @@ def _completed_runs(repo: _Repo, pacer: Pacer) -> list[dict[str, Any]]:
         if response.status_code != 304 or etag is None:
             if response.status_code != 200:
                 raise ActionsError(f"cannot list the workflow runs (HTTP {response.status_code}: {message(response)})")
-            items = list(response.json().get("workflow_runs") or [])
+            answer = untrusted.answer_json(response.content, str(response.url), expect=dict)
+            items = list(answer.get("workflow_runs") or [])
             repo.pages[page] = (response.headers.get("etag"), items)
         found += items
         if len(items) < PER_PAGE:

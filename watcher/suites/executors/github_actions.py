@@ -30,7 +30,7 @@ from typing import Any
 import httpx
 
 from watcher.config import LoadedConfig
-from watcher.core import clock, vault
+from watcher.core import clock, untrusted, vault
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
@@ -159,7 +159,7 @@ class _Follow:
             raise ActionsError(f"dispatch refused: {what} (HTTP {response.status_code}: {message(response)})")
         self.store.record_dispatch(self.key, state="dispatched")
         if response.status_code == 200 and response.content:  # return_run_details answers name the run
-            details = response.json()
+            details = untrusted.answer_json(response.content, str(response.url), expect=dict)
             if details.get("workflow_run_id"):
                 self.found(int(details["workflow_run_id"]), str(details.get("html_url") or ""))
 
@@ -183,7 +183,9 @@ class _Follow:
             response = self.api.call("GET", f"/repos/{self.repo}/actions/runs", params=params)
             if response.status_code != 200:
                 raise ActionsError(f"cannot list the workflow runs (HTTP {response.status_code}: {message(response)})")
-            for item in response.json().get("workflow_runs") or []:
+            for item in (
+                untrusted.answer_json(response.content, str(response.url), expect=dict).get("workflow_runs") or []
+            ):
                 if marker in str(item.get("display_title") or "") or marker in str(item.get("name") or ""):
                     self.found(int(item["id"]), str(item.get("html_url") or ""))
                     return True
@@ -198,7 +200,7 @@ class _Follow:
             response = self.api.call("GET", f"/repos/{self.repo}/actions/runs/{self.actions['run_id']}")
             if response.status_code != 200:
                 raise ActionsError(f"cannot read the run (HTTP {response.status_code}: {message(response)})")
-            data: dict[str, Any] = response.json()
+            data: dict[str, Any] = untrusted.answer_json(response.content, str(response.url), expect=dict)
             self.actions["status"], self.actions["conclusion"] = data.get("status"), data.get("conclusion")
             self.actions["html_url"] = data.get("html_url") or self.actions["html_url"]
             if data.get("status") == "completed":
@@ -221,7 +223,8 @@ class _Follow:
         response = self.api.call("GET", path, params={"name": self.settings.artifact})
         if response.status_code != 200:
             raise ActionsError(f"cannot list the run's artifacts (HTTP {response.status_code}: {message(response)})")
-        artifacts = [a for a in response.json().get("artifacts") or [] if a.get("name") == self.settings.artifact]
+        listed = untrusted.answer_json(response.content, str(response.url), expect=dict).get("artifacts") or []
+        artifacts = [a for a in listed if isinstance(a, dict) and a.get("name") == self.settings.artifact]
         if not artifacts:
             raise ActionsError(f"the run ended ({conclusion}) without the {self.settings.artifact!r} artifact")
         if artifacts[0].get("expired"):
@@ -298,7 +301,9 @@ class _Follow:
                     data = handle.read(limit + 1)
                 if len(data) > limit:
                     raise ActionsError(f"{REPORT_FILE} inflates past executor.max_report_bytes ({limit:,}); not read")
-                report = json.loads(data)
+                report = untrusted.json_document(
+                    data, REPORT_FILE, limits=untrusted.Limits("the CI report", limit), expect=dict
+                )
         except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, ValueError, EOFError) as exc:
             raise ActionsError(f"the artifact is not a check report: {exc}") from exc
         if not isinstance(report, dict) or report.get("verdict") not in ("pass", "fail", "error"):

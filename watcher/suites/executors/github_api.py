@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from watcher.core import untrusted
 from watcher.sources.settings import HttpSettings
 from watcher.suites.executors.budget import BUDGET
 
@@ -178,6 +179,7 @@ def _rate_limit_wait(response: httpx.Response) -> float | None:
 
 def message(response: httpx.Response) -> str:
     try:
-        return str(response.json().get("message", "")).strip()
-    except ValueError:
+        answer = untrusted.answer_json(response.content, str(response.request.url), expect=dict)
+        return str(answer.get("message", "")).strip()
+    except (ValueError, RuntimeError):  # not JSON (or a response made without a request)
         return response.text[:200].strip()

@@ -15,7 +15,7 @@ from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptFile
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
-from watcher.core import progress
+from watcher.core import progress, untrusted
 from watcher.core.errors import Cancelled, SuiteError
 from watcher.core.timefmt import today_utc
 from watcher.suites.build.env import EnvResult, env_key, locked
@@ -119,6 +119,9 @@ def baseline_snapshot(run: RunState, candidate: Path) -> tuple[Path, str]:
     version = run.server.baseline_sdk_version
     if run.server.baseline_snapshot:
         stored = run.repo_path(run.server.baseline_snapshot)
+        root = run.repo_root_of(run.server.baseline_snapshot)
+        if root is not None:  # the team's committed snapshot: no link out of its repository, capped
+            untrusted.check_tree(root, stored, limits=untrusted.SNAPSHOT)
         if not stored.is_dir():
             raise FileNotFoundError(f"baseline_snapshot folder does not exist: {stored}")
         return stored, version
