@@ -96,10 +96,9 @@ class AcceptFile:
 def load_accept_file(path: Path, root: Path | None = None) -> AcceptFile:
     """Read and validate an accept file; an absent or empty file accepts nothing. With `root` (a tree someone
     else filled, such as a checked-out repository) the file is reached without following a link."""
-    present = path.exists() if root is None else untrusted.exists_under(root, path)
-    if not present:
-        return AcceptFile(str(path), ())
     try:
+        if not (path.exists() if root is None else untrusted.exists_under(root, path)):
+            return AcceptFile(str(path), ())
         data = untrusted.read_bytes(root, path, limits=untrusted.ACCEPT_FILE)
     except ConfigError as exc:
         raise AcceptError(str(exc)) from exc

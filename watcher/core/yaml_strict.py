@@ -135,6 +135,8 @@ def _index_lines(node: yaml.Node, loc: tuple[str | int, ...], out: Lines) -> Non
     out[loc] = node.start_mark.line + 1
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise YamlRefused("a mapping key must be a single value, not a list or a mapping", key_node.start_mark)
             key = key_node.value
             _index_lines(value_node, (*loc, key), out)
             out[(*loc, key)] = key_node.start_mark.line + 1

@@ -173,6 +173,7 @@ def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, dest: Path, parts: lis
             source = tar.extractfile(member)  # a hard link's data is its target's
             if source is not None:
                 _copy(source.read, out.write)
+            out.flush()
             os.utime(out.fileno(), (member.mtime, member.mtime))
 
 
