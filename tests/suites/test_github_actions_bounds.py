@@ -120,3 +120,19 @@ def test_ci_reasons_are_posted_escaped(tmp_path: Path, gh: FakeGitHub):
     shown = row["text"] + json.dumps(row["blocks"])
     assert "<!channel>" not in shown and "<https://evil" not in shown
     assert "&lt;!channel&gt;" in shown
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'"pass"', "report.json:1: expected a mapping at the top level, found a single text value"),
+        (b'{"verdict": "pass", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "report.json: nested deeper than 64"),
+    ],
+    ids=["bare scalar", "nested 100,000 deep"],
+)
+def test_a_report_of_the_wrong_shape_or_nested_deep_is_an_error_naming_it(
+    tmp_path: Path, gh: FakeGitHub, body: bytes, reason: str
+):
+    report, _, _ = _run(tmp_path, gh, zip_of({"report.json": body}), max_report_bytes=1 << 20)
+    assert report["verdict"] == "error"
+    assert f"the artifact is not a check report: {reason}" in report["reasons"][0]["reason"]
