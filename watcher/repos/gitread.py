@@ -104,14 +104,7 @@ def fetch(
 
 def _git_bytes(cache: Path, *args: str, timeout: float = 60) -> bytes:
     """git's stdout as bytes (a file's content: its decoding is the loader's)."""
-    command = ["git", "--git-dir", str(cache), *args]
-    try:
-        done = subprocess.run(command, capture_output=True, env=None, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise GitReadError(f"git {args[0]} took longer than {timeout:.0f} s") from exc
-    if done.returncode != 0:
-        raise GitReadError(f"git {args[0]} failed: {done.stderr.decode('utf-8', 'replace').strip()[-300:]}")
-    return done.stdout
+    return _git_raw(cache, *args, env=None, check=True, timeout=timeout, git_dir=True).stdout
 
 
 def _git(
@@ -122,11 +115,19 @@ def _git(
     timeout: float = 60,
     git_dir: bool = True,
 ) -> subprocess.CompletedProcess[str]:
+    done = _git_raw(cache, *args, env=env, check=check, timeout=timeout, git_dir=git_dir)
+    out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
+    return subprocess.CompletedProcess(done.args, done.returncode, out, err)
+
+
+def _git_raw(
+    cache: Path, *args: str, env: dict[str, str] | None, check: bool, timeout: float, git_dir: bool
+) -> subprocess.CompletedProcess[bytes]:
     command = ["git", *(["--git-dir", str(cache)] if git_dir else []), *args]
     try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, check=False)
+        done = subprocess.run(command, capture_output=True, env=env, timeout=timeout, check=False)
     except subprocess.TimeoutExpired as exc:
         raise GitReadError(f"git {args[0]} took longer than {timeout:.0f} s") from exc
     if check and done.returncode != 0:
-        raise GitReadError(f"git {args[0]} failed: {done.stderr.strip()[-300:]}")
+        raise GitReadError(f"git {args[0]} failed: {done.stderr.decode('utf-8', 'replace').strip()[-300:]}")
     return done
