@@ -21,6 +21,7 @@ import pytest
 from tests.evaluation.helpers import write_config as eval_config
 from tests.repos.helpers import TEAM_FILE, central_config, change, team_repo
 from tests.suites.helpers import git, head
+from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptError, load_accept_file
 from watcher.core import untrusted
 from watcher.core.errors import UntrustedInputError
@@ -123,6 +124,34 @@ def test_the_yaml_door_refuses_with_file_and_line(text: str, expected: str) -> N
     assert str(caught.value).startswith(expected)
 
 
+def test_the_operators_configuration_takes_aliases_as_pyyaml_writes_them_but_no_bomb(tmp_path: Path) -> None:
+    import yaml
+
+    from watcher.config import parse_config
+
+    shared = ["2026-07-28"]
+    written = yaml.safe_dump(
+        {
+            "sdks": [{"name": "python", "registry": "pypi", "package": "mcp"}],
+            "teams": [{"name": "books", "slack_channel": "#b"}],
+            "servers": [
+                {"name": n, "team": "books", "sdk": "python", "language": "python", "path": ".", "start": ["x"]}
+                | {"baseline_sdk_version": "2.3.0", "requirements": shared}
+                for n in "ab"
+            ],
+        }
+    )
+    assert "&id001" in written and "*id001" in written  # PyYAML shares the list through an anchor
+    assert [s.requirements for s in parse_config(written, "w.yaml").servers] == [shared, shared]
+    for bomb, expected in [
+        (SELF_ALIAS, "w.yaml:1: an alias refers to a value that holds it; refused"),
+        (laughs(), "w.yaml:6: more than 50,000 values (aliases expanded); refused"),
+    ]:
+        with pytest.raises(UntrustedInputError) as caught:
+            parse_config(bomb, "w.yaml")
+        assert str(caught.value) == expected
+
+
 def test_caps_on_size_nodes_and_json_depth() -> None:
     with pytest.raises(UntrustedInputError, match=r"over the limit of 262,144 bytes for the team file"):
         untrusted.yaml_document("a: b\n" * 60_000, "f.yaml", limits=untrusted.TEAM_FILE)
@@ -176,6 +205,14 @@ HOSTILE_TEAM_FILES: dict[str, tuple[dict[str, str | bytes | None], str]] = {
 }
 
 
+def two_teams(tmp_path: Path) -> tuple[Path, Path, LoadedConfig]:
+    """Team books's repository, listed first, then team infra's: the pass reads books, then infra."""
+    books = team_repo(tmp_path / "books-repo", "books")
+    infra = team_repo(tmp_path / "infra-repo", "gateway")
+    loaded = central_config(tmp_path, [{"git": str(books), "team": "books"}, {"git": str(infra), "team": "infra"}])
+    return books, infra, loaded
+
+
 def _write(repo: Path, files: dict[str, str | bytes | None]) -> str:
     """Write (None: delete) and commit; returns the commit."""
     for name, content in files.items():
@@ -194,9 +231,7 @@ def _write(repo: Path, files: dict[str, str | bytes | None]) -> str:
 def test_a_hostile_team_file_is_its_teams_error_and_the_next_repository_is_still_read(
     tmp_path: Path, case: str
 ) -> None:
-    books = team_repo(tmp_path / "books-repo", "books")
-    infra = team_repo(tmp_path / "infra-repo", "gateway")
-    loaded = central_config(tmp_path, [{"git": str(books), "team": "books"}, {"git": str(infra), "team": "infra"}])
+    books, infra, loaded = two_teams(tmp_path)
     store = Store(tmp_path / "state" / "watcher.db")
     good = head(books)
     sync_repos(loaded, store)
@@ -220,9 +255,7 @@ def test_a_hostile_team_file_is_its_teams_error_and_the_next_repository_is_still
 def test_a_team_file_that_is_a_link_and_an_external_entity_in_a_manifest_reach_no_token(
     tmp_path: Path, token: Path
 ) -> None:
-    books = team_repo(tmp_path / "books-repo", "books")
-    infra = team_repo(tmp_path / "infra-repo", "gateway")
-    loaded = central_config(tmp_path, [{"git": str(books), "team": "books"}, {"git": str(infra), "team": "infra"}])
+    books, infra, loaded = two_teams(tmp_path)
     store = Store(tmp_path / "state" / "watcher.db")
     (books / ".mcp-watcher.yaml").unlink()
     (books / ".mcp-watcher.yaml").symlink_to(token)
@@ -250,9 +283,7 @@ def test_a_team_file_that_is_a_link_and_an_external_entity_in_a_manifest_reach_n
 def test_an_unforeseen_failure_reading_one_repository_does_not_stop_the_pass(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    books = team_repo(tmp_path / "books-repo", "books")
-    infra = team_repo(tmp_path / "infra-repo", "gateway")
-    loaded = central_config(tmp_path, [{"git": str(books), "team": "books"}, {"git": str(infra), "team": "infra"}])
+    books, infra, loaded = two_teams(tmp_path)
     real = sync_module.parse_team_file
     seen: list[str] = []
 

@@ -51,9 +51,11 @@ class Limits:
     """Nested lists and mappings (objects, arrays, elements), the top level included."""
     max_nodes: int = 50_000
     """YAML only: scalars, lists and mappings, keys included."""
+    yaml_aliases: bool = False
+    """YAML only: take anchors and aliases (the operator's own configuration), counted as they expand."""
 
 
-CENTRAL_CONFIG = Limits("the configuration", 4 * MIB)
+CENTRAL_CONFIG = Limits("the configuration", 4 * MIB, yaml_aliases=True)
 TEAM_FILE = Limits("the team file", 256 * KIB)
 TASK_FILE = Limits("the task file", 1 * MIB)
 ACCEPT_FILE = Limits("the accept file", 1 * MIB)
@@ -167,7 +169,7 @@ def yaml_document(
     elif len(text) > limits.max_bytes or len(text.encode("utf-8", "surrogatepass")) > limits.max_bytes:
         raise UntrustedInputError(f"{name}: over the limit of {limits.max_bytes:,} bytes for {limits.what}")
     try:
-        data, lines = yaml_strict.parse(text, YamlLimits(limits.max_depth, limits.max_nodes))
+        data, lines = yaml_strict.parse(text, YamlLimits(limits.max_depth, limits.max_nodes, limits.yaml_aliases))
     except yaml_strict.YamlRefused as exc:
         raise UntrustedInputError(f"{name}:{_line(exc)}: {exc.problem}") from None
     except yaml.YAMLError as exc:

@@ -31,7 +31,10 @@ class YamlLimits:
     max_depth: int = 64
     """Nested collections, the document's own included."""
     max_nodes: int = 50_000
-    """Scalars, lists and mappings (keys included)."""
+    """Scalars, lists and mappings (keys included); with aliases, counted as every alias expands."""
+    aliases: bool = False
+    """Only for the operator's own configuration (tools such as PyYAML's dump write anchors): aliases are
+    then taken, a document that holds itself is refused, and the caps hold for the expanded document."""
 
 
 class YamlRefused(yaml.MarkedYAMLError):
@@ -74,6 +77,8 @@ class _TreeLoader(UniqueKeyLoader):
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
         event = self.peek_event()  # type: ignore[no-untyped-call]
+        if self._limits.aliases:
+            return super().compose_node(parent, index)  # checked as expanded, once composed (`_expanded`)
         if isinstance(event, yaml.AliasEvent):
             raise YamlRefused(
                 f"an alias (*{event.anchor}) is refused: anchors and aliases are not read here; write the value out",
@@ -107,12 +112,39 @@ def parse(text: str, limits: YamlLimits) -> tuple[Any, Lines]:
         node = loader.get_single_node()
         if node is None:
             return None, {}
+        if limits.aliases:
+            _expanded(node, limits, 1, {}, set())
         lines: Lines = {}
         _index_lines(node, (), lines)
         _check_dates(node, ())
         return loader.construct_document(node), lines
     finally:
         loader.dispose()
+
+
+def _expanded(node: yaml.Node, limits: YamlLimits, depth: int, sizes: dict[int, int], path: set[int]) -> int:
+    """How many values `node` stands for with every alias expanded (each shared node counted once per use,
+    its size remembered); refused when it holds itself, nests past the depth cap or passes the node cap."""
+    if id(node) in path:
+        raise YamlRefused("an alias refers to a value that holds it; refused", node.start_mark)
+    if depth > limits.max_depth:
+        raise YamlRefused(f"nested deeper than {limits.max_depth} levels (aliases expanded); refused", node.start_mark)
+    if id(node) in sizes:
+        return sizes[id(node)]
+    children: list[yaml.Node] = []
+    if isinstance(node, yaml.MappingNode):
+        children = [part for pair in node.value for part in pair]
+    elif isinstance(node, yaml.SequenceNode):
+        children = list(node.value)
+    path.add(id(node))
+    total = 1
+    for child in children:
+        total += _expanded(child, limits, depth + 1, sizes, path)
+        if total > limits.max_nodes:
+            raise YamlRefused(f"more than {limits.max_nodes:,} values (aliases expanded); refused", node.start_mark)
+    path.discard(id(node))
+    sizes[id(node)] = total
+    return total
 
 
 def _check_dates(node: yaml.Node, loc: tuple[str | int, ...]) -> None:
