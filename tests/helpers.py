@@ -109,6 +109,18 @@ def start_service(
     return ServiceProcess(process, port, log_path)
 
 
+_IGNORE_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def ignoring_sigint(argv: list[str]) -> list[str]:
+    """`argv` (its first item an absolute path) started with SIGINT ignored, which survives the exec: how a
+    non-interactive parent starts it (`cmd &` in a script, `nohup`), and Python then installs no
+    KeyboardInterrupt handler of its own."""
+    return [sys.executable, "-c", _IGNORE_SIGINT_THEN_EXEC, *argv]
+
+
 def wait_until(predicate, timeout: float = 30, interval: float = 0.1, message: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
