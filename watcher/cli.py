@@ -47,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--check",
         action="store_true",
-        help="check what the service needs at start (config, Slack credentials, state folder and lock, the pages' "
-        "files, node, uv) without starting it; exit 0 ready, 1 not",
+        help="check what the service needs at start (config, Slack credentials and what Slack says of the token, "
+        "state folder and lock, the pages' files, node, uv) without starting it; exit 0 ready, 1 not",
     )
     run.set_defaults(handler=cmd_run)
 
