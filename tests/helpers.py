@@ -79,6 +79,19 @@ class ServiceProcess:
                 self.kill_hard()
 
 
+PRODUCT_VENV = "MCP_WATCHER_TEST_PRODUCT"
+"""A venv with the product installed (scripts/test-installed): the service tests run it, not the checkout."""
+
+
+def product_python() -> tuple[str, str | None]:
+    """The interpreter that runs the service under test, and the checkout to import it from (None: the
+    installed product in PRODUCT_VENV, e.g. on the oldest supported Python)."""
+    venv = os.environ.get(PRODUCT_VENV)
+    if venv:
+        return str(Path(venv) / "bin" / "python"), None
+    return sys.executable, str(ROOT)
+
+
 SERVICE_CLOCK_START = "2026-12-03T12:00:00Z"
 """Where a started service's clock begins unless a test says otherwise: a Thursday 75 h after the default
 digest time (Monday 09:00 UTC), beyond its 72 h catch-up grace, so no digest is due in a test that is not
@@ -96,11 +109,12 @@ def start_service(
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
     child_env[START_VARIABLE] = clock_start
     child_env.update(env)
+    python, checkout = product_python()
     # Keep entries already there (the clock-independence check puts its wall-clock shim first).
-    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))
+    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), checkout]))
     log_file = log_path.open("ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "watcher.cli", "--config", str(config), "run", "--port", str(port)],
+        [python, "-m", "watcher.cli", "--config", str(config), "run", "--port", str(port)],
         cwd=config.parent,
         env=child_env,
         stdout=log_file,
