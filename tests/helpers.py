@@ -11,8 +11,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import httpx
+import pytest
 
 from watcher.core.clock import START_VARIABLE
 
@@ -77,6 +79,19 @@ class ServiceProcess:
                 self.kill_hard()
 
 
+PRODUCT_VENV = "MCP_WATCHER_TEST_PRODUCT"
+"""A venv with the product installed (scripts/test-installed): the service tests run it, not the checkout."""
+
+
+def product_python() -> tuple[str, str | None]:
+    """The interpreter that runs the service under test, and the checkout to import it from (None: the
+    installed product in PRODUCT_VENV, e.g. on the oldest supported Python)."""
+    venv = os.environ.get(PRODUCT_VENV)
+    if venv:
+        return str(Path(venv) / "bin" / "python"), None
+    return sys.executable, str(ROOT)
+
+
 SERVICE_CLOCK_START = "2026-12-03T12:00:00Z"
 """Where a started service's clock begins unless a test says otherwise: a Thursday 75 h after the default
 digest time (Monday 09:00 UTC), beyond its 72 h catch-up grace, so no digest is due in a test that is not
@@ -94,11 +109,12 @@ def start_service(
     child_env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
     child_env[START_VARIABLE] = clock_start
     child_env.update(env)
+    python, checkout = product_python()
     # Keep entries already there (the clock-independence check puts its wall-clock shim first).
-    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))
+    child_env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), checkout]))
     log_file = log_path.open("ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "watcher.cli", "--config", str(config), "run", "--port", str(port)],
+        [python, "-m", "watcher.cli", "--config", str(config), "run", "--port", str(port)],
         cwd=config.parent,
         env=child_env,
         stdout=log_file,
@@ -109,6 +125,18 @@ def start_service(
     return ServiceProcess(process, port, log_path)
 
 
+_IGNORE_SIGINT_THEN_EXEC = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_IGN); os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def ignoring_sigint(argv: list[str]) -> list[str]:
+    """`argv` (its first item an absolute path) started with SIGINT ignored, which survives the exec: how a
+    non-interactive parent starts it (`cmd &` in a script, `nohup`), and Python then installs no
+    KeyboardInterrupt handler of its own."""
+    return [sys.executable, "-c", _IGNORE_SIGINT_THEN_EXEC, *argv]
+
+
 def wait_until(predicate, timeout: float = 30, interval: float = 0.1, message: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -116,3 +144,16 @@ def wait_until(predicate, timeout: float = 30, interval: float = 0.1, message: s
             return
         time.sleep(interval)
     raise AssertionError(f"timed out after {timeout} s waiting for {message}")
+
+
+def required_under_ci() -> bool:
+    """True under `.ci/run` (CI=true, or `scripts/test --ci`): the sandbox and the browser must be there."""
+    return os.environ.get("CI") == "true" or os.environ.get("MCP_WATCHER_CI") == "1"
+
+
+def skip_unless_ci(reason: str) -> NoReturn:
+    """Skip a test whose machine lacks what it drives (bubblewrap, chromium), saying why; under CI that is a
+    failure instead, so a CI run never passes with the sandbox tests quietly skipped."""
+    if required_under_ci():
+        pytest.fail(f"{reason}: required under CI (scripts/test installs it when it runs as root)")
+    pytest.skip(reason)

@@ -4,10 +4,15 @@ outside the checkout, and every first command run from a third folder with relat
 Builds with `uv build` (the project's own uv dependency) without build isolation (the test environment's
 setuptools); the wheel's dependencies come from uv's cache when it has them, else from the machine's
 configured index. The registries, the spec and Slack are the loopback fakes.
+
+`scripts/test-installed PYTHON` (in CI: Debian's /usr/bin/python3, the oldest Python the package supports)
+builds the wheel once, installs it into a venv made by PYTHON and names both here (PRODUCT_VENV, PRODUCT_DIST):
+these tests then drive that product instead of building their own.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -31,6 +36,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("installed"), pytest.mar
 
 ROOT = Path(__file__).resolve().parent.parent
 UV = find_uv_bin()
+PRODUCT_VENV = "MCP_WATCHER_TEST_PRODUCT"
+"""A venv with the product installed (scripts/test-installed): the tests drive it instead of building one."""
+PRODUCT_DIST = "MCP_WATCHER_TEST_DIST"
+"""The folder with the wheel and sdist that venv was installed from."""
 
 
 def _package_data() -> set[str]:
@@ -84,6 +93,11 @@ def _clean_env(**extra: str) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     top = tmp_path_factory.mktemp("installed")
+    if os.environ.get(PRODUCT_VENV):
+        venv, dist = Path(os.environ[PRODUCT_VENV]), Path(os.environ[PRODUCT_DIST])
+        [wheel] = dist.glob("*.whl")
+        [sdist] = dist.glob("*.tar.gz")
+        return {"top": top, "wheel": wheel, "sdist": sdist, "venv": venv}
     src = _copy_source(top / "src")
     dist = top / "dist"
     _run([UV, "build", "--no-build-isolation", "--python", sys.executable, "--out-dir", str(dist), str(src)], cwd=top)
@@ -261,7 +275,61 @@ def test_the_start_up_check_passes_installed_and_catches_missing_package_data(in
     assert ready.returncode == 0, ready.stdout + ready.stderr
     assert ready.stdout.rstrip().endswith("start-up check: ready to start")
     site = next((installed["venv"] / "lib").glob("python3*/site-packages"))
-    (site / "watcher" / "web" / "static" / "style.css").unlink()  # the issue's wheel: no package data
-    broken = check()
+    stylesheet = site / "watcher" / "web" / "static" / "style.css"
+    kept = stylesheet.read_bytes()
+    stylesheet.unlink()  # the issue's wheel: no package data
+    try:
+        broken = check()
+    finally:
+        stylesheet.write_bytes(kept)  # the venv may be shared (scripts/test-installed): leave it whole
     assert broken.returncode == 1
     assert "FAIL: the installed package lacks" in broken.stdout and "style.css" in broken.stdout
+
+
+def test_a_server_from_git_is_checked_end_to_end_by_the_installed_product(installed: dict[str, Path], world: dict):
+    """A `source.git` server: fetched at its commit, its tree taken out of git, installed, run and judged, all by
+    the installed product (on the oldest supported Python in CI: the tree extraction must work there too)."""
+    from tests.suites.helpers import head, new_repo
+
+    venv, top = installed["venv"], installed["top"]
+    work = top / "git-work"
+    (work / "db").mkdir(parents=True)
+    repo = new_repo(top / "books-mcp", copy_from=ROOT / "examples" / "library", into="server")
+    config = {
+        "state": "db/watcher.db",
+        "teams": [{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python"]}],
+        "sdks": [{"name": "python", "registry": "pypi", "package": "mcp", "url": world["registry"].url("pypi/simple")}],
+        "slack": {"api_url": world["slack"].api_url, "retries": 1},
+        "http_client": {"timeout_seconds": 2, "retries": 0, "backoff_seconds": 0},
+        "servers": [
+            {
+                "name": "library-git",
+                "team": "books",
+                "sdk": "python",
+                "language": "python",
+                "source": {"git": f"file://{repo}", "ref": "main", "subdir": "server"},
+                "transport": "http",
+                "start": ["python", "-m", "library_server", "--port", "{port}"],
+                "baseline_sdk_version": "2.3.0",
+                "baseline_snapshot": "server/baseline-snapshot",
+                "requirements": [],
+                "timeouts": {"install": 300, "start": 60, "suite": 300, "snapshot": 60},
+            }
+        ],
+        "suites": {"runs_dir": "db/runs", "envs_dir": "db/envs", "sandbox": "off", "git_protocols": ["file"]},
+    }
+    (work / "watcher.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
+    check = subprocess.run(
+        [str(venv / "bin" / "mcp-watcher"), "--config", "watcher.yaml", "check", "--server", "library-git"]
+        + ["--sdk-version", "2.3.0", "--json"],
+        cwd=work,
+        env=_clean_env(**{START_VARIABLE: SERVICE_CLOCK_START}),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert check.returncode == 0, check.stdout[-3000:] + check.stderr[-3000:]
+    report = json.loads(check.stdout)
+    assert report["source"]["ok"] and report["source"]["commit"] == head(repo)
+    assert report["verdict"] == "pass", report["reasons"]
+    assert report["contract"]["changes"] == []

@@ -6,7 +6,10 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 SNAPSHOT = ROOT / "examples" / "library" / "baseline-snapshot"
@@ -38,9 +41,120 @@ def test_scripts_run_resolves_typed_paths_against_the_callers_folder(tmp_path: P
 
 
 def test_scripts_test_installs_debian_packages_without_recommends_and_upgrades_nothing():
-    text = (ROOT / "scripts" / "test").read_text()
-    installs = [line for line in text.splitlines() if re.search(r"apt-get\b.*\binstall\b", line)]
-    assert installs, "scripts/test installs its Debian packages with apt-get"
+    assert "scripts/system-packages" in (ROOT / "scripts" / "test").read_text()
+    text = (ROOT / "scripts" / "system-packages").read_text()
+    installs = [line for line in text.splitlines() if re.search(r"apt[-_]get\b.*\binstall\b", line)]
+    assert installs, "scripts/system-packages installs its Debian packages with apt-get"
     for line in installs:
         assert "--no-install-recommends" in line, line
     assert not re.search(r"apt-get\s+(-\S+\s+)*(upgrade|dist-upgrade|full-upgrade)", text)
+
+
+# --- scripts/system-packages: what scripts/test and scripts/run install from Debian ---------------------------
+
+FAKE_APT = """#!/bin/bash
+here="${0%/*}"
+echo "$*" >> "$here/apt.log"
+read -r busy < "$here/busy"
+if [ "$busy" -gt 0 ]; then
+    echo $((busy - 1)) > "$here/busy"
+    echo "E: Could not get lock /var/lib/dpkg/lock-frontend. It is held by process 4242 (apt-get)" >&2
+    exit 100
+fi
+if [ -f "$here/broken" ]; then echo "E: Unable to locate package bubblewrap" >&2; exit 100; fi
+if [ "${*: -2:1}" = "bubblewrap" ]; then
+    for tool in bwrap slirp4netns; do printf '#!/bin/bash\\n' > "$here/$tool"; /bin/chmod +x "$here/$tool"; done
+fi
+"""
+
+
+def _fake_system(tmp_path: Path, uid: int, busy: int = 0, broken: bool = False) -> Path:
+    """A PATH of its own: a fake apt-get (busy N times, then it installs the tools), id, sleep; no bwrap."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "apt-get").write_text(FAKE_APT)
+    (bin_dir / "id").write_text(f"#!/bin/bash\necho {uid}\n")
+    (bin_dir / "sleep").write_text("#!/bin/bash\n")  # the waits pass at once
+    for tool in ("apt-get", "id", "sleep"):
+        (bin_dir / tool).chmod(0o755)
+    (bin_dir / "busy").write_text(str(busy))
+    if broken:
+        (bin_dir / "broken").write_text("")
+    return bin_dir
+
+
+def _system_packages(bin_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["/bin/bash", str(ROOT / "scripts" / "system-packages"), "--for", "scripts/test", *args],
+        env={"PATH": str(bin_dir), "HOME": str(bin_dir)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_system_packages_waits_for_another_apt_instead_of_skipping(tmp_path: Path):
+    bin_dir = _fake_system(tmp_path, uid=0, busy=3)
+    done = _system_packages(bin_dir, "--else-say", "the sandbox tests will be skipped", "sandbox")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("apt is busy (another apt or dpkg holds its lock): waiting") == 1
+    assert "will be skipped" not in done.stderr
+    calls = (bin_dir / "apt.log").read_text().splitlines()
+    assert all(call.startswith("-o DPkg::Lock::Timeout=600 -qq ") for call in calls), calls
+    assert calls[-1].endswith("install -y --no-install-recommends bubblewrap slirp4netns")
+    assert (bin_dir / "bwrap").exists() and (bin_dir / "slirp4netns").exists()
+
+
+@pytest.mark.parametrize(("uid", "broken"), [(0, True), (1000, False)], ids=["install-fails", "not-root"])
+def test_a_missing_sandbox_is_said_once_and_fails_only_under_strict(tmp_path: Path, uid: int, broken: bool):
+    bin_dir = _fake_system(tmp_path, uid=uid, broken=broken)
+    relaxed = _system_packages(bin_dir, "--else-say", "the sandbox tests will be skipped", "sandbox")
+    assert relaxed.returncode == 3
+    said = [line for line in relaxed.stderr.splitlines() if "the sandbox tests will be skipped" in line]
+    assert len(said) == 1, relaxed.stderr
+    strict = _system_packages(bin_dir, "--strict", "--else-say", "the sandbox tests will be skipped", "sandbox")
+    assert strict.returncode == 1
+    assert "FAILED" in strict.stderr and "the run boundary is required here" in strict.stderr
+    assert "skipped" not in strict.stderr
+
+
+def test_ci_runs_the_tests_strictly_and_every_apt_call_waits_for_the_lock():
+    assert re.search(r"^scripts/test --ci\b", (ROOT / ".ci" / "run").read_text(), re.M)
+    text = (ROOT / "scripts" / "test").read_text()
+    assert '"${CI:-}" = true' in text and "--strict" in text and "MCP_WATCHER_CI=1" in text
+    for name in ("test", "run", "system-packages"):
+        script = (ROOT / "scripts" / name).read_text()
+        for line in script.splitlines():
+            if re.search(r"\bapt-get\s+-", line) or re.search(r"\bapt-get\s+(update|install)\b", line):
+                assert "DPkg::Lock::Timeout=600" in line or "as root:" in line, (name, line)
+    assert "system-packages" in (ROOT / "scripts" / "run").read_text()  # scripts/run installs the sandbox too
+
+
+SKIPPING_TEST = """
+from tests.helpers import skip_unless_ci
+
+def test_needs_a_sandbox():
+    skip_unless_ci("bubblewrap cannot run here: test")
+"""
+
+
+@pytest.mark.parametrize("ci", [False, True])
+def test_a_test_that_needs_the_sandbox_fails_under_ci_instead_of_skipping(tmp_path: Path, ci: bool):
+    (tmp_path / "test_needs.py").write_text(SKIPPING_TEST)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "MCP_WATCHER_CI")}
+    env["PYTHONPATH"] = str(ROOT)
+    if ci:
+        env["CI"] = "true"
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", str(tmp_path / "test_needs.py")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if ci:
+        assert done.returncode == 1 and "1 failed" in done.stdout, done.stdout
+        assert "required under CI" in done.stdout
+    else:
+        assert done.returncode == 0 and "1 skipped" in done.stdout, done.stdout

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from typing import TYPE_CHECKING, Any
 
 from watcher.backtest.commands import register as register_backtest_command
+from watcher.boundary import reaper
 from watcher.cli_support import config_and_state, loaded_config
 from watcher.contract.commands import register as register_contract_commands
 
 # Only what parsing the command line needs: each command imports its own modules inside its handler,
 # so `--help` or a `diff` does not pay for the whole product (mcp, matplotlib, the providers…).
-from watcher.core import clock, vault
+from watcher.core import clock, interrupts, vault
 from watcher.core.clock import ClockSettingError
 from watcher.core.errors import ConfigError, SchemaTooNew, StateError
 from watcher.core.logs import setup_logging
@@ -45,8 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--check",
         action="store_true",
-        help="check what the service needs at start (config, Slack credentials, state folder and lock, the pages' "
-        "files, node, uv) without starting it; exit 0 ready, 1 not",
+        help="check what the service needs at start (config, Slack credentials and what Slack says of the token, "
+        "state folder and lock, the pages' files, node, uv) without starting it; exit 0 ready, 1 not",
     )
     run.set_defaults(handler=cmd_run)
 
@@ -82,6 +84,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # SIGINT and SIGTERM handled whatever was inherited (a script's `cmd &` starts it with SIGINT ignored);
+    # the long commands turn them into their stop event, and the children left at the end are stopped.
+    with interrupts.handled(force=reaper.stop_all):
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     config = _setup_logging(args)
@@ -102,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"mcp-watcher: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        return 130
+        return interrupts.exit_code(interrupts.received() or signal.SIGINT)
 
 
 def _uses_config(args: argparse.Namespace) -> bool:

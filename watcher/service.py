@@ -18,7 +18,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from watcher.boundary import reaper
 from watcher.config import LoadedConfig, open_state, state_path
-from watcher.core import clock, progress
+from watcher.core import clock, interrupts, progress
 from watcher.core.errors import PollFailed
 from watcher.core.instance import single_instance
 from watcher.core.store import Store
@@ -234,7 +234,7 @@ class Service:
         """The conformance suite polled on the calendar's cadence; new requirement sets run against every server."""
         from watcher.readiness.cycle import check_readiness
 
-        summary = check_readiness(self.loaded, self.store)
+        summary = check_readiness(self.loaded, self.store, stop=self.stop)
         log.info("readiness: suite %s, %d run(s)", summary.get("suite_version"), len(summary["runs"]))
         if summary["ok"]:
             self.partial.pop("readiness", None)
@@ -436,10 +436,15 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
     if interrupted:
         log.warning("re-queued %d suite run(s) interrupted by the last stop", len(interrupted))
     if once:
-        with progress.showing("run --once", quiet=loaded.config.log.json_format):  # JSON logs: one line = one JSON
+        # A signal stops the job under way (its runs are cancelled, their children stopped); no job starts after.
+        with (
+            progress.showing("run --once", quiet=loaded.config.log.json_format),  # JSON logs: one line = one JSON
+            interrupts.cooperative(service.stop, "run --once"),
+        ):
             for name, job, _ in service.jobs():
                 service.guarded(name, job)()
-        return once_exit_code(service)
+        stopped = interrupts.interrupted("run --once", "the jobs under way were stopped, the rest not run")
+        return stopped if stopped is not None else once_exit_code(service)
     from watcher.suites.build import prebuild
 
     prebuilder = prebuild.Prebuilder(loaded, service.stop)

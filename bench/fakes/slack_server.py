@@ -11,7 +11,7 @@ The real ``slack-sdk`` client talks to it over loopback (``WebClient(base_url=fa
         slack.slow_next("chat.postMessage", seconds=5)   # answers (and records) only after 5 s
         slack.fail_next("chat.postMessage", status=503, store_first=True)  # stores the message, then 503
 
-Methods: auth.test, chat.postMessage (text, blocks, thread_ts, metadata), conversations.list,
+Methods: auth.test, chat.postMessage (text, blocks, thread_ts, metadata), conversations.list, users.conversations,
 conversations.history (with metadata), files.getUploadURLExternal, the upload URL itself,
 files.completeUploadExternal. Also an incoming-webhook URL (``slack.webhook_url``).
 
@@ -21,6 +21,13 @@ URLs (``response_url()``; what the app sends there lands in ``responses``), and 
 (with ``app_token``), answering a ``ws://127.0.0.1`` URL of a real WebSocket server
 (``bench.fakes.slack_socket``) that carries Socket Mode envelopes: ``slack.socket.send(...)``.
 Unknown channels answer ``channel_not_found``; a wrong token answers ``invalid_auth``.
+
+Scopes and membership, as Slack documents them: every accepted Web API answer carries the token's scopes in
+an ``x-oauth-scopes`` header (``scopes``; None: no header) and the method's in ``x-accepted-oauth-scopes``;
+a method whose scope the token lacks answers ``missing_scope`` with ``needed`` and ``provided``.
+users.conversations lists the channels the bot is a member of (``bot_channels``; None: all of them) of the
+asked ``types`` (``private`` names the private ones), ``limit`` at a time (at most 999), paged by
+``response_metadata.next_cursor``.
 """
 
 from __future__ import annotations
@@ -35,6 +42,30 @@ from urllib.parse import parse_qsl, urlsplit
 
 from bench.fakes.loopback import LoopbackServer
 from bench.fakes.slack_socket import SocketModeServer
+
+BOT_SCOPES = (
+    "chat:write",
+    "channels:read",
+    "groups:read",
+    "channels:history",
+    "groups:history",
+    "files:write",
+    "usergroups:read",
+    "commands",
+)
+"""What the app manifest (deploy/slack-app-manifest.yaml) grants: a fake token has them unless a test says."""
+ACCEPTED_SCOPES = {
+    "chat.postMessage": "chat:write",
+    "conversations.list": "channels:read,groups:read,mpim:read,im:read",
+    "users.conversations": "channels:read,groups:read,mpim:read,im:read",
+    "conversations.members": "channels:read,groups:read,mpim:read,im:read",
+    "conversations.history": "channels:history,groups:history,mpim:history,im:history",
+    "conversations.replies": "channels:history,groups:history,mpim:history,im:history",
+    "files.getUploadURLExternal": "files:write",
+    "files.completeUploadExternal": "files:write",
+    "usergroups.users.list": "usergroups:read",
+}
+"""x-accepted-oauth-scopes per method (Slack's method reference); methods that need none send it empty."""
 
 
 @dataclass
@@ -63,6 +94,12 @@ class FakeSlack(LoopbackServer):
     ephemerals: list[dict[str, Any]] = field(default_factory=list)
     views: list[dict[str, Any]] = field(default_factory=list)
     responses: list[dict[str, Any]] = field(default_factory=list)
+    scopes: list[str] | None = field(default_factory=lambda: list(BOT_SCOPES))
+    """The token's scopes, sent in every answer's x-oauth-scopes header (None: no header)."""
+    bot_channels: list[str] | None = None
+    """The channels the bot is a member of (users.conversations); None: every channel."""
+    private: list[str] = field(default_factory=list)
+    """The channels that are private (users.conversations `types=private_channel`)."""
 
     def __post_init__(self) -> None:
         self.socket = SocketModeServer()
@@ -167,7 +204,11 @@ class FakeSlack(LoopbackServer):
         if handler is None:
             self._reply(request, 200, {"ok": False, "error": "unknown_method"})
             return
-        self._reply(request, 200, handler(params))
+        accepted = ACCEPTED_SCOPES.get(method, "")
+        headers = {"x-accepted-oauth-scopes": accepted}
+        if self.scopes is not None:
+            headers["x-oauth-scopes"] = ",".join(self.scopes)
+        self._reply(request, 200, handler(params), headers)
 
     def _take_failure(self, method: str) -> _Failure | None:
         queue = self._failures.get(method)
@@ -206,7 +247,15 @@ class FakeSlack(LoopbackServer):
     # --- Web API methods -----------------------------------------------------------------------------
 
     def _api_auth_test(self, params: dict[str, Any]) -> dict[str, Any]:
-        return {"ok": True, "team": "Fake", "user": "mcp-watcher", "bot_id": "B1"}
+        return {
+            "ok": True,
+            "url": f"{self.base}/",
+            "team": "Fake",
+            "user": "mcp-watcher",
+            "team_id": "T00000001",
+            "user_id": "U00000001",
+            "bot_id": "B1",
+        }
 
     def _api_chat_postMessage(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._resolve(str(params.get("channel", "")))
@@ -275,6 +324,27 @@ class FakeSlack(LoopbackServer):
     def _api_conversations_list(self, params: dict[str, Any]) -> dict[str, Any]:
         chans = [{"id": cid, "name": name.lstrip("#")} for name, cid in self._ids.items()]
         return {"ok": True, "channels": chans, "response_metadata": {"next_cursor": ""}}
+
+    def _api_users_conversations(self, params: dict[str, Any]) -> dict[str, Any]:
+        types = str(params.get("types") or "public_channel").split(",")
+        for kind, scope in (("public_channel", "channels:read"), ("private_channel", "groups:read")):
+            if kind in types and self.scopes is not None and scope not in self.scopes:
+                return {"ok": False, "error": "missing_scope", "needed": scope, "provided": ",".join(self.scopes)}
+        limit = min(int(params.get("limit") or 100), 999)
+        member = self.bot_channels if self.bot_channels is not None else list(self._ids)
+        listed = [
+            {"id": self._ids[name], "name": name.lstrip("#"), "is_private": name in self.private}
+            for name in self._ids
+            if name in member and ("private_channel" if name in self.private else "public_channel") in types
+        ]
+        start = int(str(params.get("cursor") or "offset:0").split(":", 1)[1])
+        page = listed[start : start + limit]
+        more = start + limit < len(listed)
+        return {
+            "ok": True,
+            "channels": page,
+            "response_metadata": {"next_cursor": f"offset:{start + limit}" if more else ""},
+        }
 
     def _api_conversations_history(self, params: dict[str, Any]) -> dict[str, Any]:
         channel = self._resolve(str(params.get("channel", "")))

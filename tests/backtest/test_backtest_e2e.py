@@ -27,6 +27,8 @@ from tests.backtest.helpers import (
     write_history,
 )
 from tests.fakes.registry_server import serve_registry
+from tests.helpers import ignoring_sigint
+from tests.suites.helpers import process_running
 from watcher.backtest import timeline
 from watcher.backtest.render import render_text
 from watcher.backtest.replay import run_backtest
@@ -194,36 +196,64 @@ def _wait_for(predicate, timeout: float) -> None:
         time.sleep(0.2)
 
 
+GATED_START = """
+import os, pathlib, sys, time
+version, port, gate = sys.argv[1:4]
+if pathlib.Path(gate).is_file() and pathlib.Path(gate).read_text() == version:
+    pathlib.Path(gate + ".reached").write_text(str(os.getpid()))
+    time.sleep(3600)
+os.execv(sys.executable, [sys.executable, "-m", "fastmcp_notes", "--port", port])
+"""
+"""The server's start, held forever under the version the gate file names (while the file is there)."""
+
+
 def test_an_interrupted_backtest_resumes_without_rerunning_finished_versions(tmp_path: Path, envs: Path, registry):
-    loaded = write_config(tmp_path, registry.url("pypi/simple"), [fastmcp_server()], envs)
+    # Deterministic: the third version's server is held at its start until the signal, so exactly two
+    # versions finished, one was cut short and two never started (runs go one at a time, in publication order).
+    gate = tmp_path / "gate"
+    gate.write_text("2.0.0b1")
+    server = fastmcp_server(
+        start=["python", "-c", GATED_START, "{version}", "{port}", str(gate)],
+        timeouts={"install": 300, "start": 600, "suite": 120, "snapshot": 30},
+    )
+    # Without a room, so that the held server can say it was reached (and the test see its PID).
+    loaded = write_config(tmp_path, registry.url("pypi/simple"), [server], envs, sandbox="off", concurrency=1)
     env = {**os.environ, "MCP_WATCHER_CLOCK_START": CLOCK_START, "PYTHONUNBUFFERED": "1"}
     argv = [sys.executable, "-m", "watcher.cli", "--config", str(loaded.path), "backtest", "--server", "notes-1x"]
     argv += ["--since", SINCE, "--until", UNTIL, "--json"]
-    log = tmp_path / "progress.log"
-    with log.open("w") as progress:
-        first = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=progress, text=True)
-        try:
-            _wait_for(lambda: log.read_text().count(": pass (") + log.read_text().count(": fail (") >= 2, 300)
-            first.send_signal(signal.SIGINT)
-            out, _ = first.communicate(timeout=120)
-        finally:
-            if first.poll() is None:
-                first.kill()
-    assert first.returncode == 130
+    reached = tmp_path / "gate.reached"
+    # Started as a script's `cmd &` starts it: SIGINT ignored, so only the watcher's own handler can stop it.
+    first = subprocess.Popen(
+        ignoring_sigint(argv), cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _wait_for(reached.exists, 300)
+        _wait_for(lambda: reached.read_text().isdigit(), 10)
+        held = int(reached.read_text())
+        first.send_signal(signal.SIGINT)  # the main process alone, as a supervisor sends it
+        out, err = first.communicate(timeout=120)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 130, err
+    assert not process_running(held), "the held server outlived the interrupted backtest"
     interrupted = json.loads(out)
     assert interrupted["status"] == "interrupted"
-    finished = [v["version"] for v in interrupted["versions"] if v["verdict"] != "not run"]
-    assert 2 <= len(finished) < 5
+    verdicts = [(v["version"], v["verdict"]) for v in interrupted["versions"]]
+    assert verdicts == [("1.27.2", "pass"), ("2.0.0a1", "fail")] + [(v, "not run") for v in SHORT_HISTORY[2:]]
+    assert interrupted["not_run"] == ["2.0.0b1", "2.0.0rc1", "2.0.0"]
+    finished = ["1.27.2", "2.0.0a1"]
     runs_before = {p.name for p in (tmp_path / "runs" / "notes-1x").iterdir()}
 
+    gate.unlink()
     second = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
     assert second.returncode == 0, second.stderr
     answer = json.loads(second.stdout)
     assert answer["id"] == interrupted["id"]  # the same backtest, continued
-    assert answer["status"] == "done"
+    assert answer["status"] == "done" and answer["not_run"] == []
     reused = [v["version"] for v in answer["versions"] if v["reused"]]
     assert reused == finished
-    assert answer["cost"]["ran"] == 5 - len(finished)
+    assert answer["cost"]["ran"] == 3
     new_runs = {p.name for p in (tmp_path / "runs" / "notes-1x").iterdir()} - runs_before
     assert sorted(r.split("-", 1)[1].rsplit("-", 1)[0] for r in new_runs) == sorted(set(SHORT_HISTORY) - set(finished))
     assert [w["lead_days"] for w in answer["warned"]] == [47]

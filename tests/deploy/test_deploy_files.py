@@ -714,6 +714,7 @@ API_SCOPES: dict[str, set[str] | str] = {
     "users.info": {"users:read"},
     "auth.test": set(),
     "conversations.list": "read",
+    "users.conversations": "read",
     "conversations.info": "read",
     "conversations.members": "read",
     "conversations.history": "history",

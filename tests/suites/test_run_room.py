@@ -18,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from tests.helpers import skip_unless_ci
 from tests.suites.helpers import process_running
 from watcher.boundary import reaper, sandbox
 from watcher.boundary.process import ServerProcess, free_port, run_command, scrubbed_env
@@ -105,7 +106,7 @@ def _serve(tmp_path: Path, boundary: sandbox.Sandbox, host_port: int) -> tuple[d
 def test_an_http_server_in_its_room_has_no_route_out_and_is_reached_through_the_relay(tmp_path: Path, host_port: int):
     boundary = sandbox.choose("bubblewrap")
     if not boundary.active:
-        pytest.skip(f"the run boundary cannot be had here: {boundary.reason}")
+        skip_unless_ci(f"the run boundary cannot be had here: {boundary.reason}")
     seen, server = _serve(tmp_path, boundary, host_port)
     try:
         assert str(seen["host_loopback"]).startswith("refused"), seen
@@ -192,7 +193,7 @@ def test_rooms_leave_no_zombie_behind(tmp_path: Path):
     each step reaps those (a long-running service would otherwise pile them up)."""
     boundary = sandbox.choose("bubblewrap")
     if not boundary.active:
-        pytest.skip(f"the run boundary cannot be had here: {boundary.reason}")
+        skip_unless_ci(f"the run boundary cannot be had here: {boundary.reason}")
     env = scrubbed_env().env
     before = set(_zombie_children())  # other tests' leftovers in this process are not this test's
     for command, timeout in ((["true"], 10.0), (["sleep", "30"], 0.5), (["true"], 10.0)):

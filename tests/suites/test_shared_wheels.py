@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from bench.fakes.registry_server import FakeRegistry, serve_registry
+from tests.helpers import skip_unless_ci
 from watcher.boundary import sandbox
 from watcher.suites.build import wheels
 from watcher.suites.build.env import EnvResult, prepare_env
@@ -207,7 +208,7 @@ def test_a_later_build_installs_from_the_cache_and_its_room_cannot_write_into_it
 ):
     boundary = sandbox.choose("bubblewrap")
     if not boundary.active:
-        pytest.skip(f"the run boundary cannot be had here: {boundary.reason}")
+        skip_unless_ci(f"the run boundary cannot be had here: {boundary.reason}")
     registry, mirror = index
     shared = wheels.SharedWheels(tmp_path / "envs" / wheels.FOLDER, registry.url("simple"))
     monkeypatch.setenv("UV_OFFLINE", "1")  # no registry in reach: every wheel comes from a folder

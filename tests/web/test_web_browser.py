@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.helpers import skip_unless_ci
 from tests.web.browser_helpers import CHROMIUM, DESKTOP, NO_BROWSER, PHONE, Site, chromium, overflow, serve
 from tests.web.fixtures.xss_server.xss_server import LOG_PAYLOAD, TOOL_PAYLOAD
 from tests.web.helpers import NOW, SECRETS, VERSION_PAYLOAD, BuiltState, build_state
@@ -34,7 +35,7 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> BuiltState:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():
-        pytest.skip(NO_BROWSER)
+        skip_unless_ci(NO_BROWSER)
     with chromium() as browser:
         yield browser
 

@@ -9,9 +9,9 @@ import signal
 import sys
 import threading
 from datetime import timedelta
-from types import FrameType
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
+from watcher.core import interrupts
 from watcher.core.timefmt import today_utc
 
 DEFAULT_DAYS = 180
@@ -26,7 +26,7 @@ def register(subparsers: Subparsers) -> None:
         "every version published in the period, pre-releases and finals, in publication order. Per release line: "
         "the first version that showed each problem, the final that shipped it and the lead time. Results are "
         "kept: an interrupted backtest continues, a repeat costs nothing. Exit 0 done, 2 config error, "
-        "3 history unreadable, 130 interrupted.",
+        "3 history unreadable, 130 interrupted (SIGINT), 143 terminated (SIGTERM).",
     )
     parser.add_argument("--server", required=True, help="a server name from the config's servers")
     parser.add_argument(
@@ -63,15 +63,10 @@ def backtest_command(args: argparse.Namespace) -> int:
         return 2
     fmt = "json" if args.json else args.format
     stop = threading.Event()
-
-    def on_term(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = signal.signal(signal.SIGTERM, on_term) if threading.current_thread() is threading.main_thread() else None
-    try:
-        with config_and_state(args) as (loaded, store):
-            loaded.config.server(args.server)
-            try:
+    with config_and_state(args) as (loaded, store):
+        loaded.config.server(args.server)
+        try:
+            with interrupts.cooperative(stop, "backtest"):
                 answer = run_backtest(
                     loaded,
                     store,
@@ -82,22 +77,20 @@ def backtest_command(args: argparse.Namespace) -> int:
                     progress=TerminalProgress(sys.stderr),
                     stop=stop,
                 )
-            except BacktestError as exc:
-                print(f"mcp-watcher backtest: {exc}", file=sys.stderr)
-                return 3
-            if fmt == "json":
-                print(json.dumps(answer, indent=2, default=str))
-            elif fmt == "markdown":
-                print(render_markdown(answer), end="")
-            else:
-                print(render_text(answer))
-            if answer["status"] != "done":
-                return 130
-            if args.post:
-                from watcher.backtest.notices import post
+        except BacktestError as exc:
+            print(f"mcp-watcher backtest: {exc}", file=sys.stderr)
+            return 3
+        if fmt == "json":
+            print(json.dumps(answer, indent=2, default=str))
+        elif fmt == "markdown":
+            print(render_markdown(answer), end="")
+        else:
+            print(render_text(answer))
+        if answer["status"] != "done":
+            code = interrupts.interrupted("backtest", "run the same command again to continue")
+            return code if code is not None else interrupts.exit_code(signal.SIGINT)
+        if args.post:
+            from watcher.backtest.notices import post
 
-                print(post(loaded, store, answer), file=sys.stderr)
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+            print(post(loaded, store, answer), file=sys.stderr)
     return 0

@@ -48,6 +48,8 @@ def judge(report: dict[str, Any], reference: dict[str, Any] | None) -> Judgement
     judged: list[str] = []
     package = report.get("sdk_package") or "the SDK"
     install = report.get("install")
+    if install is not None and install.get("watcher_fault"):
+        return Judgement(problems, judged)  # the watcher could not install it: nothing known of this version
     if install is not None:
         judged.append("install")
         if not install.get("ok"):

@@ -97,10 +97,18 @@ def conclusion(answer: dict[str, Any]) -> list[str]:
     if others:
         lines.append("Seen in pre-releases only:")
         lines += [f"  • {f['sentence']}" for f in others]
-    if not answer["findings"]:
-        lines.append("No problem appeared in any version of the period: nothing to warn about, no lead time.")
     if answer["status"] != "done":
-        lines.append(f"This backtest is {answer['status']}: run the same command again to continue it.")
+        # Not "no problem": the versions that did not run could hold one.
+        not_run = [v["version"] for v in answer["versions"] if v["verdict"] == "not run"]
+        total = len(answer["versions"])
+        lines.append(
+            f"This backtest is {answer['status']} after {total - len(not_run)} of {total} versions: "
+            "run the same command again to continue it."
+        )
+        if not_run:
+            lines.append(f"not run: {', '.join(not_run)}")
+    elif not answer["findings"]:
+        lines.append("No problem appeared in any version of the period: nothing to warn about, no lead time.")
     return lines
 
 

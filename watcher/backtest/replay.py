@@ -393,6 +393,7 @@ def build_answer(
         "findings": rows,
         "warned": [r for r in rows if r["status"] == WARNED],
         "final_only": [r for r in rows if r["status"] == FINAL_ONLY],
+        "not_run": [s.replayed.version for s in slots if s.report is None],
         "undated": period.undated,
         "older_lines": period.older_lines,
         "cost": {

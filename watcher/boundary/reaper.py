@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 _lock = threading.Lock()
 _folder: Path | None = None
 _subreaper: bool | None = None
+_live: set[int] = set()
+"""The process groups started and not yet seen gone, in this process (also without a registry folder)."""
 
 MARK_VARIABLE = "MCP_WATCHER_MARK"
 PR_SET_CHILD_SUBREAPER = 36
@@ -153,6 +155,7 @@ def _start_time(pid: int) -> str | None:
 
 
 def track(pid: int) -> None:
+    _live.add(pid)
     folder = _folder
     if folder is None:
         return
@@ -163,6 +166,7 @@ def track(pid: int) -> None:
 
 
 def untrack(pid: int) -> None:
+    _live.discard(pid)
     folder = _folder
     if folder is not None:
         with contextlib.suppress(OSError):
@@ -188,3 +192,26 @@ def reap() -> list[int]:
     if killed:
         log.warning("stopped %d process group(s) left by a previous run: %s", len(killed), killed)
     return killed
+
+
+def stop_all(grace: float = 1.0) -> list[int]:
+    """Stop every process group this process started that is still running (SIGTERM, SIGKILL after `grace`
+    seconds): what an interrupted command does when its stages did not stop their children in time."""
+    groups = sorted(_live)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pgid in groups:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, sig)
+        deadline = time.monotonic() + grace
+        while sig == signal.SIGTERM and time.monotonic() < deadline and any(_group_alive(g) for g in groups):
+            time.sleep(0.05)
+    for pgid in groups:
+        untrack(pgid)
+    if groups:
+        log.warning("stopped %d process group(s) still running at the interrupt: %s", len(groups), groups)
+    return groups
+
+
+def _group_alive(pgid: int) -> bool:
+    """True while the group's leader runs (a zombie leader whose group is gone counts as stopped)."""
+    return not _dead(pgid)

@@ -496,8 +496,9 @@ def find_slirp() -> str | None:
     return shutil.which("slirp4netns")
 
 
-def choose(setting: Setting) -> Sandbox:
-    """The sandbox `suites.sandbox` asks for, as far as this machine allows."""
+def choose(setting: Setting, *, announce: bool = True) -> Sandbox:
+    """The sandbox `suites.sandbox` asks for, as far as this machine allows. Running without one is logged once
+    per process (`announce=False`: the caller says it, and it is not said again)."""
     if setting == "off":
         return Sandbox("off", "suites.sandbox is off")
     bwrap = find_bwrap()
@@ -509,12 +510,23 @@ def choose(setting: Setting) -> Sandbox:
         return Sandbox("bubblewrap", bwrap, bwrap=bwrap, isolated_network=network, slirp=slirp)
     if setting == "bubblewrap":
         return Sandbox("off", f"suites.sandbox is bubblewrap, but it cannot run here: {problem}", refused=True)
-    log.warning("suite runs are not sandboxed: %s", problem)
+    _warn_once(f"suite runs are not sandboxed: {problem}", announce)
     return Sandbox("off", f"auto: the sandbox cannot run here ({problem}); servers run without a sandbox")
+
+
+_warned: set[str] = set()
+
+
+def _warn_once(text: str, announce: bool = True) -> None:
+    """Each run asks for its boundary: a machine without one is said once per process, not once per run."""
+    if text not in _warned:
+        _warned.add(text)
+        if announce:
+            log.warning("%s", text)
 
 
 def self_check(setting: Setting) -> dict[str, object]:
     """The boundary this process gives runs, for the start-up log, `status` and `/readyz`:
     `ok` is False when `suites.sandbox: bubblewrap` is set and cannot be had (runs are refused)."""
-    chosen = choose(setting)
+    chosen = choose(setting, announce=False)  # the caller says it (the start-up log, status, /readyz)
     return {**chosen.to_json(), "setting": setting, "ok": not chosen.refused, "text": chosen.describe()}

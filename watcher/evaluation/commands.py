@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 
-from watcher.core import progress
+from watcher.core import interrupts, progress
 from watcher.core.errors import ConfigError
 
 EXIT_CODES = {"no_regression": 0, "regression": 1, "error": 2}
@@ -40,8 +41,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "eval",
         help="paired model evaluation of a server on its baseline SDK version and another one",
         description="Run the server's evaluation tasks with its configured model against the baseline SDK version "
-        "and VERSION (each in its own environment), compare them pair by pair, and report. "
-        "Exit 0 no regression, 1 regression, 2 error or incomplete.",
+        "and VERSION (each in its own environment), compare them pair by pair, and report. Exit 0 no regression, "
+        "1 regression, 2 error or incomplete, 130 interrupted (SIGINT), 143 terminated (SIGTERM).",
     )
     parser.add_argument("--server", required=True, help="a server name from the config's servers")
     parser.add_argument("--sdk-version", required=True, help="the candidate SDK version, e.g. 2.4.0b1")
@@ -68,7 +69,7 @@ def eval_command(args: argparse.Namespace) -> int:
         return 2
     cancel = threading.Event()
     try:
-        with progress.showing("eval", quiet=args.json):
+        with progress.showing("eval", quiet=args.json), interrupts.cooperative(cancel, "eval"):
             report = run_evaluation(
                 loaded,
                 args.server,
@@ -78,10 +79,13 @@ def eval_command(args: argparse.Namespace) -> int:
                 tasks_path=args.tasks,
                 cancel=cancel,
             )
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # called from a thread that could not install the handlers
         cancel.set()
         print("mcp-watcher eval: interrupted", file=sys.stderr)
-        return 2
+        return interrupts.exit_code(signal.SIGINT)
+    code = interrupts.interrupted("eval", "the evaluation was stopped before its verdict")
+    if code is not None:
+        return code
     if args.json:
         print(json.dumps({k: report.get(k) for k in PUBLIC_KEYS}, indent=2, default=str))
     else:

@@ -1,6 +1,7 @@
 """`mcp-watcher run --check`: what the service needs at start, checked without starting it.
 
-The configuration (already read), the Slack credentials and the pages' access, the state's folder and
+The configuration (already read), the Slack credentials (and what Slack says of the bot token: accepted, its
+scopes, the channels it is in; `watcher/notify/slack_check.py`) and the pages' access, the state's folder and
 lock, the pages' templates and stylesheet inside the installed package, and the tools suite runs use
 (Node, uv). An image build or an install script runs it instead of `--help`: a package that lacks its
 data files fails here, not in a crash loop after deploy.
@@ -16,13 +17,17 @@ from watcher.core.errors import StateError
 from watcher.core.instance import single_instance
 from watcher.notify.destination import describe_destination
 from watcher.notify.settings import slack_credentials
+from watcher.notify.slack_check import check_slack
 
 
 def startup_check(loaded: LoadedConfig) -> list[str]:
     """Lines saying what was checked; raises ConfigError / StateError, or returns problems prefixed 'FAIL'."""
     lines = [f"config: {loaded.path}"]
-    destination = describe_destination(loaded.config.slack, slack_credentials(loaded.config.slack))
+    credentials = slack_credentials(loaded.config.slack)
+    destination = describe_destination(loaded.config.slack, credentials)
     lines.append(f"notices go to: {destination.reason}")
+    slack = check_slack(loaded.config, credentials)
+    lines += [*slack.ok, *(f"WARNING: {w}" for w in slack.warnings), *(f"FAIL: {f}" for f in slack.failures)]
     endpoint = loaded.config.http
     if endpoint.enabled:
         from watcher.web.access import resolve_access

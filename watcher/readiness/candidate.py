@@ -85,7 +85,8 @@ def try_candidate(
     store: Store,
     pinned: str,
     candidate: str,
-    runner: Callable[[LoadedConfig, str, str, ServerStep], dict[str, Any]],
+    runner: Callable[[LoadedConfig, str, str, ServerStep, threading.Event | None], dict[str, Any]],
+    stop: threading.Event | None = None,
 ) -> list[dict[str, Any]]:
     done: dict[str, Any] = store.get_kv(KV_CANDIDATES) or {}
     out: list[dict[str, Any]] = []
@@ -93,14 +94,16 @@ def try_candidate(
     if not servers:
         return out
     try:
-        tools = (install(loaded, pinned), install(loaded, candidate))
+        tools = (install(loaded, pinned, cancel=stop), install(loaded, candidate, cancel=stop))
     except (ConformanceError, ToolMissing) as exc:
         return [{"error": f"candidate suite {candidate}: {exc}"}]
     for server in servers:
         key = f"{server.name}@{candidate}"
         if key in done:
             continue
-        report = runner(loaded, server.name, server.baseline_sdk_version, comparison_step(loaded, server, tools))
+        if stop is not None and stop.is_set():
+            break
+        report = runner(loaded, server.name, server.baseline_sdk_version, comparison_step(loaded, server, tools), stop)
         step = report.get("step") or {}
         if "pinned" not in step:
             continue  # the server did not run: no comparison to make (tried again next pass)

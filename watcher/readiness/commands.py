@@ -6,7 +6,8 @@ environment), run every server against each new set, and queue the teams' notice
 upcoming revision and per server. ``--offline`` only prints what the state holds (no poll, no run).
 
 Exit status: 0 the pass worked (whatever the servers' readiness); 1 the suite could not be polled or read
-(the reason on stderr, the last known readiness still printed); 2 the configuration is invalid.
+(the reason on stderr, the last known readiness still printed); 2 the configuration is invalid; 130 interrupted
+(SIGINT), 143 terminated (SIGTERM): the run under way is stopped, what finished before is kept.
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import threading
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
+from watcher.core import interrupts
 from watcher.core.timefmt import today_utc
 
 
@@ -39,9 +42,14 @@ def run_readiness(args: argparse.Namespace) -> int:
 
     today = args.today or today_utc()
     code = 0
+    stop = threading.Event()
     with config_and_state(args) as (loaded, store):
         if not args.offline:
-            summary = check_readiness(loaded, store, today=today)
+            with interrupts.cooperative(stop, "readiness"):
+                summary = check_readiness(loaded, store, today=today, stop=stop)
+            interrupted = interrupts.interrupted("readiness", "the pass was stopped; what finished before is kept")
+            if interrupted is not None:
+                return interrupted
             if not summary["ok"]:
                 print(f"mcp-watcher readiness: {summary.get('error')}", file=sys.stderr)
                 code = 1

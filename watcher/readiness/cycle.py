@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
 from collections.abc import Callable
 from datetime import date
 from typing import Any
@@ -34,11 +35,14 @@ from watcher.suites.settings import Server
 
 log = logging.getLogger(__name__)
 
-StepRunner = Callable[[LoadedConfig, str, str, ServerStep], dict[str, Any]]
+StepRunner = Callable[[LoadedConfig, str, str, ServerStep, threading.Event | None], dict[str, Any]]
+"""(config, server, SDK version, the step, the stop event) -> the run's report."""
 
 
-def _run_step(loaded: LoadedConfig, server: str, version: str, step: ServerStep) -> dict[str, Any]:
-    return run_step(loaded, server, version, step)
+def _run_step(
+    loaded: LoadedConfig, server: str, version: str, step: ServerStep, stop: threading.Event | None
+) -> dict[str, Any]:
+    return run_step(loaded, server, version, step, cancel=stop)
 
 
 def newest_suite_version(store: Store) -> str | None:
@@ -90,8 +94,11 @@ def check_readiness(
     poll: bool = True,
     client: httpx.AsyncClient | None = None,
     runner: StepRunner = _run_step,
+    stop: threading.Event | None = None,
 ) -> dict[str, Any]:
-    """One pass; returns what it did (for the log and the CLI). Outside failures are in the answer, not raised."""
+    """One pass; returns what it did (for the log and the CLI). Outside failures are in the answer, not raised.
+    `stop` (SIGINT, SIGTERM, the service stopping) cancels the run under way; no further server is run."""
+    stop = stop or threading.Event()
     config = loaded.config
     today = today or today_utc()
     summary: dict[str, Any] = {"ok": True, "suite_version": None, "sets": {}, "runs": [], "candidate": []}
@@ -104,8 +111,11 @@ def check_readiness(
         summary.setdefault("error", "no version of the conformance suite known yet")
         summary["ok"] = False
         return summary
-    suite = inspect(loaded, store, newest)
+    suite = inspect(loaded, store, newest, stop)
     summary["suite_version"] = newest
+    if stop.is_set():
+        summary.update(ok=False, stopped=True, error="stopped before the pass was complete")
+        return summary
     if suite.error:
         summary.update(ok=False, error=f"suite {newest}: {suite.error}")
         return summary
@@ -115,10 +125,12 @@ def check_readiness(
     results = close_released(store, spec.revisions)
     for target in targets:
         summary["sets"][target.set_name] = target.revision
-        _run_target(loaded, store, suite, target, results, runner, summary)
+        _run_target(loaded, store, suite, target, results, runner, summary, stop)
     _, pinned = suite_package(loaded)
-    if pinned and newest != pinned:
-        summary["candidate"] = candidate_mod.try_candidate(loaded, store, pinned, newest, runner)
+    if pinned and newest != pinned and not stop.is_set():
+        summary["candidate"] = candidate_mod.try_candidate(loaded, store, pinned, newest, runner, stop)
+    if stop.is_set():
+        summary.update(ok=False, stopped=True, error="stopped before the pass was complete")
     return summary
 
 
@@ -149,17 +161,20 @@ def _run_target(
     results: dict[str, Any],
     runner: StepRunner,
     summary: dict[str, Any],
+    stop: threading.Event,
 ) -> None:
     config = loaded.config
     stored = results.setdefault(target.set_name, {"servers": {}})
     stored.update(revision=target.revision, release=target.release.isoformat())
     try:
-        tool = install(loaded, suite.version)
+        tool = install(loaded, suite.version, cancel=stop)
     except (ConformanceError, ToolMissing) as exc:
         summary.update(ok=False, error=f"suite {suite.version}: {exc}")
         return
     changed: dict[str, dict[str, dict[str, Any]]] = {}
     for server in config.servers:
+        if stop.is_set():
+            break
         sdk_version = sdk_version_for(config, store, server)
         old = stored["servers"].get(server.name)
         if old and old.get("sdk_version") == sdk_version and old.get("suite_version") == suite.version:
@@ -167,7 +182,9 @@ def _run_target(
         report = None
         if sdk_version is not None:
             step = readiness_step(tool, target.set_name, server.timeouts.suite)
-            report = runner(loaded, server.name, sdk_version, step)
+            report = runner(loaded, server.name, sdk_version, step, stop)
+            if stop.is_set():
+                break  # cancelled half-way: not a result
         entry = readiness_entry(server, sdk_version, suite, report)
         stored["servers"][server.name] = entry
         summary["runs"].append({"server": server.name, "set": target.set_name, "status": entry["status"]})

@@ -8,6 +8,7 @@ it into the tools environment (``conformance.ensure_conformance``, inside the su
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -63,7 +64,9 @@ def tools_dir(loaded: LoadedConfig) -> Path:
     return loaded.resolve(loaded.config.suites.envs_dir) / "_tools"
 
 
-def install(loaded: LoadedConfig, version: str, timeout: float = 600) -> conformance.ConformanceTool:
+def install(
+    loaded: LoadedConfig, version: str, timeout: float = 600, cancel: threading.Event | None = None
+) -> conformance.ConformanceTool:
     """The suite at `version`, installed once into the tools environment. Raises ConformanceError."""
     name, _ = suite_package(loaded)
     return conformance.ensure_conformance(
@@ -72,6 +75,7 @@ def install(loaded: LoadedConfig, version: str, timeout: float = 600) -> conform
         registry=loaded.config.conformance.npm_registry,
         timeout=timeout,
         secret_names=secret_env_names(loaded.config),
+        cancel=cancel,
     )
 
 
@@ -81,18 +85,20 @@ def read_sets(tool: conformance.ConformanceTool) -> dict[str, list[str]]:
     return {name: list(conformance.load_requirement_set(tool, name).scored) for name in tool.requirement_sets()}
 
 
-def inspect(loaded: LoadedConfig, store: Store, version: str) -> SuiteVersion:
-    """Install and read one suite version (once: the answer is kept in the state)."""
+def inspect(loaded: LoadedConfig, store: Store, version: str, stop: threading.Event | None = None) -> SuiteVersion:
+    """Install and read one suite version (once: the answer is kept in the state; an install `stop` cancelled
+    is no answer, and the next pass tries again)."""
     seen: dict[str, Any] = store.get_kv(KV_INSPECTED) or {}
     if version in seen and "sets" in seen[version]:
-        tool = install(loaded, version)  # already installed: the marker makes this a look-up
+        tool = install(loaded, version, cancel=stop)  # already installed: the marker makes this a look-up
         return SuiteVersion(version, seen[version]["sets"], tool.root)
     try:
-        tool = install(loaded, version)
+        tool = install(loaded, version, cancel=stop)
         sets = read_sets(tool)
     except (WatcherError, OSError, ValueError) as exc:  # ConformanceError, ToolMissing, a refused file
-        seen[version] = {"error": str(exc)}
-        store.set_kv(KV_INSPECTED, seen)
+        if stop is None or not stop.is_set():
+            seen[version] = {"error": str(exc)}
+            store.set_kv(KV_INSPECTED, seen)
         return SuiteVersion(version, {}, None, str(exc))
     seen[version] = {"sets": sets}
     store.set_kv(KV_INSPECTED, seen)

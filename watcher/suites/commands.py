@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 import threading
 from typing import TYPE_CHECKING
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2
-from watcher.core import progress
+from watcher.core import interrupts, progress
 
 if TYPE_CHECKING:
     from watcher.config import LoadedConfig
@@ -25,7 +26,8 @@ def register(subparsers: Subparsers) -> None:
         description="Install the server with exactly that SDK version, start it, run the conformance suite per "
         "requirement set and the contract snapshot diff, and report; the run is recorded (trigger cli: in "
         "`status`, on the status page). Exit 0 pass, 1 fail, 2 error or a mistake in the request (an unknown "
-        "server, a server path that is not there, a version the registry does not have).",
+        "server, a server path that is not there, a version the registry does not have), 130 interrupted "
+        "(SIGINT), 143 terminated (SIGTERM).",
     )
     parser.add_argument("--server", required=True, help="a server name from the config's servers")
     parser.add_argument("--sdk-version", required=True, help="the SDK version to install, e.g. 2.4.0b1")
@@ -54,12 +56,15 @@ def _check(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
 
     cancel = threading.Event()
     try:
-        with progress.showing("check", quiet=args.json):
+        with progress.showing("check", quiet=args.json), interrupts.cooperative(cancel, "check"):
             report = run_check(loaded, args.server, args.sdk_version, cancel=cancel)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # called from a thread that could not install the handlers
         cancel.set()
         print("mcp-watcher check: interrupted", file=sys.stderr)
-        return 2
+        return interrupts.exit_code(signal.SIGINT)
+    code = interrupts.interrupted("check", "the run was stopped before its verdict; nothing was recorded")
+    if code is not None:
+        return code
     server = loaded.config.server(args.server)
     report["trigger"] = "cli"
     report["stored_run_id"] = store.record_run(server.name, server.sdk, args.sdk_version, "cli", report)

@@ -88,7 +88,9 @@ class _Run(RunState):
         self.report["install"] = {**env.as_dict(), "prebuilt": self.sdk_version in self.prebuilt}
         if not env.ok:
             self.check_cancel()
-            if self.server.language == "other":  # the team's own build failed: no verdict on the SDK
+            if env.watcher_fault:  # the watcher's own doing (its registry, its tools): nothing known of the server
+                self.mark(ERROR, f"{self.sdk_package} {self.sdk_version}: could not install: {env.watcher_fault}")
+            elif self.server.language == "other":  # the team's own build failed: no verdict on the SDK
                 self.mark(ERROR, f"{self.sdk_package} {self.sdk_version}: {env.error}")
             else:
                 self.mark(FAIL, f"{self.sdk_package} {self.sdk_version}: install failed: {env.error}")

@@ -42,7 +42,7 @@ from watcher.boundary import sandbox as sandboxes
 from watcher.boundary.process import run_command, scrubbed_env
 from watcher.core import untrusted
 from watcher.core.errors import ToolMissing
-from watcher.suites.build import toolchain
+from watcher.suites.build import blame, toolchain
 from watcher.suites.build import wheels as shared
 from watcher.suites.build.declared import build_declared
 
@@ -96,6 +96,10 @@ class EnvResult:
     rebuilt: str | None = None
     """Why a cached environment was rebuilt (its digest no longer matched), when it was."""
     sandboxed: bool = False
+    watcher_fault: str | None = None
+    """Why the build failed when that was the watcher's own doing (`blame`: registry unreachable, its
+    certificate not trusted, the registry down, a tool missing): the run is an error, not the server's fail."""
+    fault_rule: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -226,6 +230,7 @@ def prepare_env(
             build(context)
         except ToolMissing as exc:
             result.ok, result.error = False, str(exc)
+            result.watcher_fault, result.fault_rule = str(exc), "tool-missing"
         if result.ok:
             # Only the names of what the build installed (its venv, and its build environments through
             # the private uv cache) are read; the bytes come from the registry, checked against its hashes.
@@ -456,6 +461,9 @@ class BuildContext:
         )
         if not run.ok:
             self.fail(f"{step} failed ({run.describe()})", run.tail)
+            fault = None if run.timed_out or run.cancelled else blame.watcher_fault(run.tail)
+            if fault is not None:
+                self.result.watcher_fault, self.result.fault_rule = fault.reason, fault.rule
         return run.ok
 
     def fail(self, error: str, evidence: str = "") -> None:

@@ -1,6 +1,7 @@
 """The build stage's step of a run: the server's environment under one SDK version. The service's pre-build is
-used when it made one (waited for while under way; its failure is the run's evidence, no second attempt);
-otherwise the environment is built here, inside the run's boundary."""
+used when it made one (waited for while under way; its failure is the run's evidence, no second attempt,
+unless the failure was the watcher's own: `blame`); otherwise the environment is built here, inside the run's
+boundary."""
 
 from __future__ import annotations
 
@@ -18,8 +19,9 @@ def install(run: RunState, version: str) -> EnvResult:
     early = prebuild.prebuilt(run.server.name, version, run.envs_dir)  # waits for a build under way
     if early is not None:
         run.prebuilt.add(version)
-        if not early.ok:
+        if not early.ok and not early.watcher_fault:
             return early  # the pre-build's failure is this run's evidence: no second attempt
+        # (one of the watcher's own, e.g. its registry unreachable then, is no evidence: the run tries again)
     env = prepare_env(
         server_name=run.server.name,
         language=run.server.language,
