@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from watcher.backtest.commands import register as register_backtest_command
 from watcher.cli_support import config_and_state, loaded_config
@@ -28,8 +30,21 @@ if TYPE_CHECKING:
     from watcher.polling.poll import PollResult
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, which also names the nearest valid choice after a typo (`pol` → `poll`).
+    Subcommands' parsers are made of the same class, so their options' choices get it too."""
+
+    def error(self, message: str) -> NoReturn:
+        typo = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if typo:
+            near = difflib.get_close_matches(typo.group(1), re.findall(r"'([^']*)'", typo.group(2)), n=1)
+            if near:
+                message += f"; did you mean '{near[0]}'?"
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mcp-watcher",
         description="Warns teams that run MCP servers before SDK betas and spec deprecations break them.",
     )
@@ -37,11 +52,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", help="config file (default: $MCP_WATCHER_CONFIG, else config/watcher.yaml)", default=None
     )
     parser.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR (default: from config)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    )
 
     run = sub.add_parser("run", help="start the long-running service (scheduler)")
     run.add_argument("--port", type=int, default=None, help="HTTP port for /healthz, /readyz, /metrics")
-    run.add_argument("--once", action="store_true", help="run every job once, then exit (smoke test)")
+    run.add_argument(
+        "--once",
+        action="store_true",
+        help="run every job once, then exit (a smoke test): exit 0 every job did its work; 1 a job failed "
+        "(e.g. every source failed); 3 the jobs ran, but a source failed or a notice is still undelivered",
+    )
     run.add_argument(
         "--check",
         action="store_true",

@@ -162,3 +162,30 @@ servers:
     assert "Contract: 1 accepted" in text and "until 2099-01-31" in text
     with pytest.raises(Exception, match="unknown contract rule"):
         parse_config("teams:\n  - {name: t, slack_channel: '#t', contract: {levels: {nope: info}}}\n", "w.yaml")
+
+
+def test_accept_refuses_an_expiry_already_past(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 37: `accept --expires` in the past wrote an entry that accepts nothing, without a word."""
+    from tests.digest.helpers import clock_at
+
+    report_path = tmp_path / "report.json"
+    assert run_cli(["diff", str(BASE), str(CAND)]) == 1
+    report_path.write_text(capsys.readouterr().out)
+    accept_path = tmp_path / "accept.yaml"
+    args = [
+        "accept",
+        str(report_path),
+        "--select",
+        "error_mode_changed",
+        "--reason",
+        "known",
+        "--file",
+        str(accept_path),
+    ]
+    with clock_at(dt.datetime(2026, 12, 3, 12, tzinfo=dt.UTC)):
+        assert run_cli([*args, "--expires", "2026-12-02"]) == 2
+        said = capsys.readouterr().err
+        assert "--expires 2026-12-02 is in the past (today is 2026-12-03)" in said
+        assert not accept_path.exists(), "nothing is written"
+        assert run_cli([*args, "--expires", "2026-12-03"]) == 0, "today is the last day an entry counts"
+    assert parse_accept_file(accept_path.read_text(), "a").entries[0].expires == dt.date(2026, 12, 3)
