@@ -109,3 +109,18 @@ def test_the_kits_comments_point_at_sections_that_exist():
                 if not (ROOT / target).is_file():
                     problems.append(f"{where}: {target} does not exist")
     assert not problems, "\n".join(problems)
+
+
+def test_init_watches_the_shipped_sdks(tmp_path: Path, capsys: pytest.CaptureFixture[str]):
+    """`init`'s SDK list is the shipped config's, and the file it writes loads, its paths beside it."""
+    import yaml
+
+    from watcher.config import load_config, state_path
+    from watcher.ops.starter import STARTER
+
+    shipped = yaml.safe_load((ROOT / "config" / "watcher.yaml").read_text(encoding="utf-8"))["sdks"]
+    assert yaml.safe_load(STARTER)["sdks"] == shipped
+    assert main(["init", "--dir", str(tmp_path)]) == 0
+    loaded = load_config(tmp_path / "config" / "watcher.yaml")
+    assert state_path(loaded) == (tmp_path / "state" / "watcher.db").resolve()
+    assert "--config" in capsys.readouterr().out, "from elsewhere, the next step names the file"

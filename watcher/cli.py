@@ -6,6 +6,7 @@ import argparse
 import difflib
 import re
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from watcher.backtest.commands import register as register_backtest_command
@@ -91,6 +92,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     outbox.add_argument("--since", default=None, help="with --resend-console: only those printed on or after DATE")
     outbox.set_defaults(handler=cmd_outbox)
+
+    init = sub.add_parser(
+        "init",
+        help="write a first configuration (config/watcher.yaml below the folder) whose paths work from there",
+    )
+    init.add_argument("--dir", type=Path, default=Path("."), help="the folder to write into (default: this one)")
+    init.add_argument("--force", action="store_true", help="replace a config/watcher.yaml that is there already")
+    init.set_defaults(handler=cmd_init, uses_config=False)
 
     # Capabilities that add their own subcommands.
     register_spec_commands(sub)
@@ -257,6 +266,23 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
         print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
         if row["last_error"]:
             print(f"         last error: {row['last_error']}")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from watcher.ops.starter import StarterExists, write_starter
+
+    try:
+        path = write_starter(args.dir, force=args.force)
+    except (StarterExists, OSError) as exc:
+        print(f"mcp-watcher init: {exc}", file=sys.stderr)
+        return 1
+    shown = path if args.dir == Path(".") else path.resolve()
+    print(f"wrote {shown}: every official SDK, one team (my-team) and no servers yet")
+    print(
+        f"next: edit its teams and servers, then `mcp-watcher{'' if args.dir == Path('.') else f' --config {shown}'} "
+        "run --check` and `mcp-watcher run`"
+    )
     return 0
 
 
