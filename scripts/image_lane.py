@@ -30,6 +30,7 @@ SSL_CERT_FILE / NODE_EXTRA_CA_CERTS set); everything else it talks to is on 127.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -476,10 +477,8 @@ def mounts_state(mounts: dict[Path, str]) -> Path:
 def _terminate(service: RoomedService) -> int:
     """SIGTERM to the image's PID 1 (tini), as a container runtime sends it; SIGKILL after 15 minutes
     (the kit's grace period) to bubblewrap's group, which ends everything in it."""
-    try:
+    with contextlib.suppress(ProcessLookupError):  # it ended by itself: its exit code says how
         os.kill(service.init_pid, signal.SIGTERM)
-    except ProcessLookupError:  # it ended by itself: its exit code says how
-        pass
     try:
         code = service.process.wait(timeout=900)
     except subprocess.TimeoutExpired:

@@ -124,3 +124,48 @@ def test_init_watches_the_shipped_sdks(tmp_path: Path, capsys: pytest.CaptureFix
     loaded = load_config(tmp_path / "config" / "watcher.yaml")
     assert state_path(loaded) == (tmp_path / "state" / "watcher.db").resolve()
     assert "--config" in capsys.readouterr().out, "from elsewhere, the next step names the file"
+
+
+def _k8s_secret_keys() -> set[str]:
+    """The keys of the Slack secret the Deployment needs (mounted items; an `optional` env key is not)."""
+    import yaml
+
+    deployment = yaml.safe_load((ROOT / "deploy" / "k8s" / "deployment.yaml").read_text(encoding="utf-8"))
+    volumes = deployment["spec"]["template"]["spec"]["volumes"]
+    return {item["key"] for v in volumes if "secret" in v for item in v["secret"]["items"]}
+
+
+def _created_secret_keys(command: str) -> dict[str, str]:
+    """`--from-file=KEY=PATH` of one `kubectl … create secret generic …` command: key → path."""
+    return dict(re.findall(r"--from-file=(\w+)=(\S+)", command))
+
+
+def _commands(text: str) -> list[str]:
+    """Shell commands with their `\\` continuations joined."""
+    return [" ".join(c.split()) for c in re.sub(r"\\\n\s*(#\s*)?", " ", text).splitlines()]
+
+
+def test_every_kubernetes_recipe_creates_every_secret_key_the_pod_mounts():
+    """Issue 37: the kustomization's header made the secret without `page_token`, which the Deployment mounts
+    (the pod would not start); deploy/README.md's recipe read a `./token` no step created."""
+    needed = _k8s_secret_keys()
+    assert needed == {"slack_bot_token", "page_token"}
+    header = "\n".join(
+        line.removeprefix("#").strip()
+        for line in (ROOT / "deploy" / "k8s" / "kustomization.yaml").read_text(encoding="utf-8").splitlines()
+        if line.startswith("#")
+    )
+    readme = section(ROOT / "deploy" / "README.md", "Kubernetes")
+    block = re.search(r"```sh\n(.*?)```", readme, re.S)
+    assert block is not None
+    for where, text in (("kustomization.yaml's header", header), ("deploy/README.md § Kubernetes", block.group(1))):
+        commands = _commands(text)
+        created = [c for c in commands if "create secret generic mcp-watcher-slack" in c]
+        assert len(created) == 1, f"{where}: one command creates the secret"
+        keys = _created_secret_keys(created[0])
+        assert needed <= set(keys), f"{where}: the secret lacks {sorted(needed - set(keys))}"
+        if where.startswith("deploy/README"):
+            before = commands[: commands.index(created[0])]
+            for key, path in keys.items():
+                writes = [c for c in before if re.search(rf"(>|install\b.*)\s*{re.escape(path)}(\s|\)|$)", c)]
+                assert writes, f"{where}: {key} is read from {path}, which no earlier step writes"
