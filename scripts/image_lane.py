@@ -154,6 +154,7 @@ def step_build(step: Step) -> None:
         timeout=3600,
         cwd=ROOT,
     )  # fmt: skip
+    sh(["podman", "image", "prune", "--force"], check=False)  # the previous build's image, now untagged
     (meta,) = json.loads(sh(["podman", "image", "inspect", IMAGE]).stdout)
     config = meta.get("Config") or {}
     health = (meta.get("Healthcheck") or config.get("Healthcheck") or {}).get("Test") or []
@@ -171,6 +172,9 @@ def step_build(step: Step) -> None:
 def working_container() -> Iterator[str]:
     """A buildah working container of the image, removed afterwards."""
     name = sh(["buildah", "from", "--pull-never", IMAGE]).stdout.strip().splitlines()[-1]
+    # buildah 1.28's `run`, given several binds, may put its own anonymous volume at the image's VOLUME over
+    # the bind to the same path; the state folder is bound explicitly here, as a runtime's volume would be.
+    sh(["buildah", "config", "--volume", f"{STATE_IN_IMAGE}-", name])
     try:
         yield name
     finally:
