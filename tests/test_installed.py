@@ -253,6 +253,39 @@ def test_the_installed_product_runs_from_a_third_folder(installed: dict[str, Pat
     assert '"verdict": "pass"' in status.stdout
 
 
+def test_init_writes_a_config_that_works_from_where_it_is_run(installed: dict[str, Path]):
+    """Issue 37: the installed product had no way to start a config. `init` in a folder outside the checkout
+    writes config/watcher.yaml there, which every command then reads by default, its state beside it; from
+    another folder, --config names the same file and the same state."""
+    exe = str(installed["venv"] / "bin" / "mcp-watcher")
+    here = installed["top"] / "newcomer"
+    elsewhere = installed["top"] / "elsewhere"
+    for folder in (here, elsewhere):
+        folder.mkdir()
+    assert not (here / "config").exists()
+
+    def cli(*args: str, cwd: Path = here) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([exe, *args], cwd=cwd, env=_clean_env(), capture_output=True, text=True, timeout=120)
+
+    missing = cli("status")
+    assert missing.returncode == 2 and "`mcp-watcher init` writes a first one here" in missing.stderr
+    written = cli("init")
+    assert written.returncode == 0, written.stderr
+    assert "wrote config/watcher.yaml" in written.stdout
+    assert (here / "config" / "watcher.yaml").is_file() and (here / "state").is_dir()
+    check = cli("run", "--check")
+    assert check.returncode == 0, check.stdout + check.stderr
+    assert check.stdout.rstrip().endswith("start-up check: ready to start")
+    assert f"state: {here / 'state' / 'watcher.db'}" in check.stdout
+    status = cli("--config", str(here / "config" / "watcher.yaml"), "status", cwd=elsewhere)
+    assert status.returncode == 0, status.stderr
+    assert f"state: {here / 'state' / 'watcher.db'}" in status.stdout
+    assert not (elsewhere / "state").exists(), "nothing is written where the command merely runs"
+    again = cli("init")
+    assert again.returncode == 1 and "exists already (--force replaces it)" in again.stderr
+    assert cli("init", "--force").returncode == 0
+
+
 def test_the_start_up_check_passes_installed_and_catches_missing_package_data(installed: dict[str, Path]):
     """What the Dockerfile's smoke step runs (`--config /dev/null`: the defaults, nothing else needed)."""
     exe = str(installed["venv"] / "bin" / "mcp-watcher")

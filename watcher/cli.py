@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import signal
 import sys
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from watcher.backtest.commands import register as register_backtest_command
 from watcher.boundary import reaper
@@ -30,8 +33,21 @@ if TYPE_CHECKING:
     from watcher.polling.poll import PollResult
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, which also names the nearest valid choice after a typo (`pol` → `poll`).
+    Subcommands' parsers are made of the same class, so their options' choices get it too."""
+
+    def error(self, message: str) -> NoReturn:
+        typo = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if typo:
+            near = difflib.get_close_matches(typo.group(1), re.findall(r"'([^']*)'", typo.group(2)), n=1)
+            if near:
+                message += f"; did you mean '{near[0]}'?"
+        super().error(message)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mcp-watcher",
         description="Warns teams that run MCP servers before SDK betas and spec deprecations break them.",
     )
@@ -39,11 +55,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--config", help="config file (default: $MCP_WATCHER_CONFIG, else config/watcher.yaml)", default=None
     )
     parser.add_argument("--log-level", default=None, help="DEBUG, INFO, WARNING or ERROR (default: from config)")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub: argparse._SubParsersAction[argparse.ArgumentParser] = parser.add_subparsers(
+        dest="command", required=True, metavar="COMMAND", parser_class=_Parser
+    )
 
     run = sub.add_parser("run", help="start the long-running service (scheduler)")
     run.add_argument("--port", type=int, default=None, help="HTTP port for /healthz, /readyz, /metrics")
-    run.add_argument("--once", action="store_true", help="run every job once, then exit (smoke test)")
+    run.add_argument(
+        "--once",
+        action="store_true",
+        help="run every job once, then exit (a smoke test): exit 0 every job did its work; 1 a job failed "
+        "(e.g. every source failed); 3 the jobs ran, but a source failed or a notice is still undelivered",
+    )
     run.add_argument(
         "--check",
         action="store_true",
@@ -71,6 +94,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     outbox.add_argument("--since", default=None, help="with --resend-console: only those printed on or after DATE")
     outbox.set_defaults(handler=cmd_outbox)
+
+    init = sub.add_parser(
+        "init",
+        help="write a first configuration (config/watcher.yaml below the folder) whose paths work from there",
+    )
+    init.add_argument("--dir", type=Path, default=Path("."), help="the folder to write into (default: this one)")
+    init.add_argument("--force", action="store_true", help="replace a config/watcher.yaml that is there already")
+    init.set_defaults(handler=cmd_init, uses_config=False)
 
     # Capabilities that add their own subcommands.
     register_spec_commands(sub)
@@ -244,6 +275,23 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
         print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
         if row["last_error"]:
             print(f"         last error: {row['last_error']}")
+    return 0
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from watcher.ops.starter import StarterExists, write_starter
+
+    try:
+        path = write_starter(args.dir, force=args.force)
+    except (StarterExists, OSError) as exc:
+        print(f"mcp-watcher init: {exc}", file=sys.stderr)
+        return 1
+    shown = path if args.dir == Path(".") else path.resolve()
+    print(f"wrote {shown}: every official SDK, one team (my-team) and no servers yet")
+    print(
+        f"next: edit its teams and servers, then `mcp-watcher{'' if args.dir == Path('.') else f' --config {shown}'} "
+        "run --check` and `mcp-watcher run`"
+    )
     return 0
 
 

@@ -11,7 +11,14 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from watcher.core.configfile import LocatedError, StrictModel, config_path, validate_with_lines, yaml_with_lines
+from watcher.core.configfile import (
+    DEFAULT_CONFIG,
+    LocatedError,
+    StrictModel,
+    config_path,
+    validate_with_lines,
+    yaml_with_lines,
+)
 from watcher.core.errors import ConfigError
 from watcher.core.settings import LogSettings
 from watcher.core.state_check import StateError
@@ -174,7 +181,8 @@ def load_config(path: str | os.PathLike[str] | None = None, base_dir: Path | Non
     try:
         text = p.read_text(encoding="utf-8")
     except OSError as exc:
-        raise ConfigError(f"{p}: cannot read the config file: {exc.strerror or exc}") from exc
+        hint = "; `mcp-watcher init` writes a first one here" if p == DEFAULT_CONFIG and not p.exists() else ""
+        raise ConfigError(f"{p}: cannot read the config file: {exc.strerror or exc}{hint}") from exc
     config = parse_config(text, str(p))
     return LoadedConfig(config=config, path=p, base_dir=base_dir or p.resolve().parent)
 

@@ -81,3 +81,47 @@ def test_an_interrupted_backtest_lists_the_versions_not_run_and_never_says_no_pr
         assert "not run: 2.0.0rc1, 2.0.0" in rendered
     done = build_answer(8, server, "pypi", "mcp", date(2026, 6, 1), date(2026, 12, 1), period, slots[:1], "done")
     assert "No problem appeared in any version of the period" in render_text(done)
+
+def test_one_version_is_not_called_versions():
+    """Issue 37: the headline said "(1 versions)"."""
+    server = Server.model_validate(
+        {"name": "library", "team": "books", "sdk": "python", "language": "python", "path": ".", "start": ["x"],
+         "baseline_sdk_version": "2.3.0"}
+    )  # fmt: skip
+    only = [replayed("2.0.0rc1", "2026-07-27", True)]
+    period = Period(only, [], [])
+    one = build_answer(8, server, "pypi", "mcp", date(2026, 6, 1), date(2026, 12, 1), period,
+                       [Slot(only[0], 0, "k0", "pass", report("pass", []))], "done")  # fmt: skip
+    assert "(1 version)" in render_text(one).splitlines()[0]
+    assert "versions)" not in render_text(one)
+
+
+def test_no_label_covers_another_on_the_backtest_picture():
+    """Issue 37: 2.0's alphas, a few days apart, drew their version numbers over each other (rotated labels
+    stacked three high). The labels' boxes are read back from the figure: none overlaps, and every version is
+    either labelled or said to be left out."""
+    from watcher.backtest import timeline
+    from watcher.digest.labels import overlapping
+
+    server = Server.model_validate(
+        {"name": "library", "team": "books", "sdk": "python", "language": "python", "path": ".", "start": ["x"],
+         "baseline_sdk_version": "2.3.0"}
+    )  # fmt: skip
+    days = [
+        ("1.27.0", "2026-05-02", False), ("1.27.1", "2026-05-20", False), ("1.27.2", "2026-06-02", False),
+        ("2.0.0a1", "2026-06-11", True), ("2.0.0a2", "2026-06-13", True), ("2.0.0a3", "2026-06-15", True),
+        ("2.0.0a4", "2026-06-17", True), ("2.0.0b1", "2026-06-30", True), ("2.0.0b2", "2026-07-08", True),
+        ("2.0.0rc1", "2026-07-20", True), ("2.0.0", "2026-07-28", False), ("2.0.1", "2026-08-04", False),
+    ]  # fmt: skip
+    versions = [replayed(v, d, pre) for v, d, pre in days]
+    outcome = {"1": ("pass", report("pass", [])), "2": ("fail", report("fail", ["check-a"]))}
+    slots = [Slot(v, i, f"k{i}", *outcome[v.version[0]]) for i, v in enumerate(versions)]
+    answer = build_answer(9, server, "pypi", "mcp", date(2026, 5, 1), date(2026, 12, 1), Period(versions, [], []),
+                          slots, "done")  # fmt: skip
+    picture = timeline.render(answer)
+    assert overlapping(picture.labels) == []
+    shown = {box.text for box in picture.labels}
+    for version, _, _ in days:
+        assert (version in shown) != (version in picture.hidden_labels), version
+    assert len(picture.hidden_labels) <= 1, picture.hidden_labels
+    assert any(text.startswith("47 d: ") for text in shown), "the lead time's label"

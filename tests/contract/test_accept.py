@@ -99,21 +99,17 @@ def test_a_severity_override_keeps_the_original_grade() -> None:
     assert ignored["ignored"] and not [c for c in ignored["changes"] if c["rule"] == "description_changed"]
 
 
-def test_diff_and_accept_commands_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def _accept_args(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[str]:
+    """`accept` of the diff report of BASE → CAND (written by the real `diff`), selecting one change."""
     report_path = tmp_path / "report.json"
     assert run_cli(["diff", str(BASE), str(CAND)]) == 1
     report_path.write_text(capsys.readouterr().out)
+    return ["accept", str(report_path), "--select", "error_mode_changed", "--reason", "known"]
+
+
+def test_diff_and_accept_commands_round_trip(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     accept_path = tmp_path / "accept.yaml"
-    args = [
-        "accept",
-        str(report_path),
-        "--select",
-        "error_mode_changed",
-        "--reason",
-        "known",
-        "--expires",
-        "2099-01-01",
-    ]
+    args = [*_accept_args(tmp_path, capsys), "--expires", "2099-01-01"]
     assert run_cli([*args, "--file", str(accept_path)]) == 0
     assert parse_accept_file(accept_path.read_text(), "a").entries[0].rule == "error_mode_changed"
     capsys.readouterr()
@@ -164,3 +160,18 @@ servers:
     assert "Contract: 1 accepted" in text and "until 2099-01-31" in text
     with pytest.raises(Exception, match="unknown contract rule"):
         parse_config("teams:\n  - {name: t, slack_channel: '#t', contract: {levels: {nope: info}}}\n", "w.yaml")
+
+
+def test_accept_refuses_an_expiry_already_past(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 37: `accept --expires` in the past wrote an entry that accepts nothing, without a word."""
+    from tests.digest.helpers import clock_at
+
+    accept_path = tmp_path / "accept.yaml"
+    args = [*_accept_args(tmp_path, capsys), "--file", str(accept_path)]
+    with clock_at(dt.datetime(2026, 12, 3, 12, tzinfo=dt.UTC)):
+        assert run_cli([*args, "--expires", "2026-12-02"]) == 2
+        said = capsys.readouterr().err
+        assert "--expires 2026-12-02 is in the past (today is 2026-12-03)" in said
+        assert not accept_path.exists(), "nothing is written"
+        assert run_cli([*args, "--expires", "2026-12-03"]) == 0, "today is the last day an entry counts"
+    assert parse_accept_file(accept_path.read_text(), "a").entries[0].expires == dt.date(2026, 12, 3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
@@ -122,3 +123,21 @@ def test_dangerous_changes_fail_only_from_the_dangerous_level_and_have_their_own
     assert not fails(report, "clients")
     assert fails(report, "dangerous") and fails(report, "models")
     assert "### Dangerous: still valid, no longer the same meaning (1)" in render(report, "markdown")
+
+
+def test_the_markdown_header_counts_what_each_section_lists() -> None:
+    """Issue 37: the header counted 3 "affect models" where the section listed 2 (a breaking change that also
+    affects models is listed under breaking). Each change is in exactly one section, and the header says so."""
+    dangerous = schema_diff(obj({"q": STR, "lang": STR}), obj({"q": STR}))
+    report = {**REPORT, "changes": [*REPORT["changes"], *dangerous]}
+    assert any(c["breaksClients"] and c["affectsModels"] for c in report["changes"])
+    markdown = render(report, "markdown")
+    sections = {re.sub(r" \(\d+\)$", "", title): len(rows) - 1 for title, rows in _table_rows(markdown).items()}
+    header = re.search(r"\*\*(\d+) change\(s\): (.*?)\.\*\*", markdown)
+    assert header is not None
+    said = {name: int(n) for n, name in re.findall(r"(\d+) ([a-z ]+?)(?:,|$)", header.group(2))}
+    assert said == {"break clients": 2, "dangerous": 1, "affect models": 1, "other": 1}
+    titles = {"break clients": "Breaks clients", "affect models": "Affects models", "other": "Other changes",
+              "dangerous": "Dangerous: still valid, no longer the same meaning"}  # fmt: skip
+    assert {titles[name]: n for name, n in said.items()} == sections
+    assert sum(said.values()) == int(header.group(1)) == len(report["changes"])

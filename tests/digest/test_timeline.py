@@ -56,3 +56,30 @@ def test_an_unresolved_feature_gets_a_hatched_bar_to_the_edge(tmp_path: Path):
     assert roots.hatched and roots.color == UNRESOLVED_COLOR
     assert roots.end >= max(bar.end for bar in bars.values()), "an open end runs to the picture's edge"
     assert not bars["Logging"].hatched
+
+
+def test_no_label_covers_another_on_a_crowded_timeline():
+    """Issue 37: revision dates a few weeks apart drew their labels over each other (a fixed gap in days
+    guessed at the width of a label). The labels' boxes are read back from the figure: none overlaps, every
+    revision line is drawn, and a date left out for want of room is said to be."""
+    from datetime import timedelta
+
+    from watcher.digest.labels import overlapping
+    from watcher.digest.timeline import Bar, render_timeline
+
+    today = date(2026, 12, 3)
+    revisions = [date(2026, 11, 18), date(2027, 2, 12), date(2027, 4, 14), date(2027, 5, 2)]
+    bars = [
+        Bar("a deprecated feature with a long name", date(2026, 1, 16), date(2027, 3, 24), True),
+        Bar("one ending the day after today", date(2026, 6, 1), today + timedelta(days=1), False),
+        Bar("unresolved", date(2026, 9, 1), None, False),
+    ]
+    picture = render_timeline(bars, today, revisions, [date(2026, 11, 18)])
+    assert overlapping(picture.labels) == []
+    assert picture.revision_lines == revisions
+    shown = {box.text for box in picture.labels}
+    assert {"Nov 2026", "2027-03-24", "unresolved", f"today {today.isoformat()}"} <= shown
+    for day in revisions[1:]:
+        label = day.strftime("%b %Y") + "*"
+        assert (label in shown) != (label in picture.hidden_labels), label
+    assert picture.hidden_labels, "April and May 2027, 18 days apart, cannot both be labelled"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -24,6 +25,7 @@ from watcher.boundary import reaper, sandbox
 from watcher.boundary.process import ServerProcess, free_port, run_command, scrubbed_env
 
 SYSTEM_PYTHON = "/usr/bin/python3"
+ROOT = Path(__file__).resolve().parents[2]
 
 # An HTTP server that first tries to reach the host, leaves a double-forked setsid daemon (its pid
 # written to the log), reports what it is, then answers every POST.
@@ -223,3 +225,68 @@ def _zombie_children() -> list[int]:
             if fields[0] == "Z" and int(fields[1]) == me:
                 found.append(int(entry))
     return found
+
+
+UNPRIVILEGED_UID = 10001
+"""The deploy kit's service user; here only a number to run a watcher as, without root."""
+
+NON_ROOT_DRIVER = """
+import sys, time, subprocess, urllib.request
+from watcher.boundary import sandbox
+folder, port = sys.argv[1], int(sys.argv[2])
+boundary = sandbox.choose("bubblewrap")
+if not boundary.active:
+    print("NO ROOM " + boundary.reason); sys.exit(0)
+room = boundary.room(readable=[folder])
+server = room.start(["/usr/bin/python3", "-m", "http.server", "--bind", "127.0.0.1", str(port), "--directory", folder],
+                    cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+host_port = room.expose(port)
+body = b""
+for _ in range(100):
+    try:
+        body = urllib.request.urlopen(f"http://127.0.0.1:{host_port}/mark.txt", timeout=2).read()
+        break
+    except OSError:
+        time.sleep(0.1)
+print("NETNS" if room.netns_pid else "NO NETNS", body.decode(), flush=True)  # no network of its own but the relay
+server.kill(); server.wait(); room.close()
+"""
+
+
+def _readable_by_anyone(path: Path) -> bool:
+    return all(p.stat().st_mode & 0o005 == 0o005 for p in [path, *path.parents])
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run a watcher as another, unprivileged uid")
+@pytest.mark.skipif(not Path(SYSTEM_PYTHON).exists(), reason="no system Python at /usr/bin/python3")
+def test_a_watcher_that_is_not_root_reaches_its_server_in_a_room_through_the_relay():
+    """Issue 37 (found by the image lane, where the watcher is uid 10001): unprivileged bwrap nests the room's
+    process in a user namespace below the one that owns its network, so a relay joining `/proc/PID/ns/user`
+    could not enter the network (EPERM) and the watcher never reached a server in a room. It joins the
+    network's owner now (as slirp4netns does)."""
+    import shutil
+    import tempfile
+
+    if not _readable_by_anyone(ROOT / "watcher"):
+        pytest.skip(f"the checkout ({ROOT}) is not readable by another uid")
+    if shutil.which("bwrap") is None or shutil.which("setpriv") is None:
+        pytest.skip("no bwrap or setpriv here")
+    with tempfile.TemporaryDirectory(dir="/var/tmp") as tmp:
+        folder = Path(tmp)
+        folder.chmod(0o755)
+        mark = "served from a room " + os.urandom(4).hex()
+        (folder / "mark.txt").write_text(mark)
+        (folder / "driver.py").write_text(NON_ROOT_DRIVER)
+        for path in folder.iterdir():
+            path.chmod(0o644)
+        done = subprocess.run(
+            ["setpriv", f"--reuid={UNPRIVILEGED_UID}", f"--regid={UNPRIVILEGED_UID}", "--clear-groups",
+             "--inh-caps=-all", "--", SYSTEM_PYTHON, str(folder / "driver.py"), str(folder), str(free_port())],
+            env={"PATH": "/usr/bin:/bin", "HOME": str(folder), "PYTHONPATH": str(ROOT)},
+            cwd=folder, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    if done.stdout.startswith("NO ROOM"):
+        pytest.skip(f"an unprivileged uid gets no room here: {done.stdout.strip()}")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"NETNS {mark}", done.stdout + done.stderr
+    assert "did not start" not in done.stderr

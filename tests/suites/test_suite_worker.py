@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import threading
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import pytest
 from tests.suites.helpers import library_server, library_ts_server, write_config
 from watcher.core.store import Store
 from watcher.suites import commands
-from watcher.suites.notices import render, result_notice
+from watcher.suites.notices import conformance_lines, render, result_notice
 from watcher.suites.runner import prune_runs
 from watcher.suites.worker import process_queue, queue_for_release
 
@@ -147,8 +148,8 @@ def test_render_groups_everything_a_team_needs():
     assert text.splitlines()[0] == "FAIL: library fails on mcp 2.4.0b1 (baseline 2.3.0)"
     body = "\n".join(b["text"]["text"] for b in blocks if b["type"] == "section")
     assert (
-        "2026-07-28: 30 scenarios passed, 7 failed; 6 expected failures, 1 unexpected, 1 stale; "
-        "not scored: 1 run, 1 failing"
+        "2026-07-28: 30 of 37 scenarios passed; 7 failed: 6 only as expected (6 known failures), "
+        "1 with an unexpected failure (1 unexpected); 1 stale entry; not scored: 1 run, 1 failing"
     ) in body
     assert "`server-stateless:sep-2575-server-implements-discover`: discover missing" in body
     assert "`ping:ping` now passes" in body
@@ -160,6 +161,38 @@ def test_render_groups_everything_a_team_needs():
     assert blocks[-1]["type"] == "context" and "1 min 23 s" in blocks[-1]["elements"][0]["text"]
     assert len(blocks) <= 50 and all(len(b.get("text", {}).get("text", "")) <= 3000 for b in blocks)
     json.dumps(blocks)
+
+
+def test_the_conformance_line_adds_up_for_a_reader():
+    """Issue 37: "11 scenarios passed, 26 failed; 30 expected failures, 0 unexpected" mixed scenarios and checks.
+    Now every number of the line is in scenarios, and the known check failures are said to be checks."""
+    expected = [f"s{i}:check-a" for i in range(26)] + [f"s{i}:check-b" for i in range(4)]  # 30 checks, 26 scenarios
+    entry = {
+        "requirements": "2026-07-28",
+        "scenarios": 37,
+        "passed": 11,
+        "failed": 26,
+        "expected_failures": expected,
+        "unexpected_failures": [],
+        "stale_entries": [],
+    }
+    line, regressions, stale = conformance_lines(entry)
+    assert (
+        line == "2026-07-28: 11 of 37 scenarios passed; the 26 that failed did so only as expected (30 known failures)"
+    )
+    assert regressions == [] and stale == []
+    numbers = [int(n) for n in re.findall(r"\b\d+\b", line.removeprefix("2026-07-28"))]
+    assert numbers[0] + numbers[2] == numbers[1], line  # passed + failed = scenarios
+
+    everything = conformance_lines({**entry, "passed": 37, "failed": 0, "expected_failures": []})[0]
+    assert everything == "2026-07-28: all 37 scenarios passed"
+    mixed = conformance_lines(
+        {**entry, "unexpected_failures": ["s0:check-c", "s0:check-d", "s30"], "stale_entries": ["s1:check-b", "x:y"]}
+    )[0]
+    assert mixed == (
+        "2026-07-28: 11 of 37 scenarios passed; 26 failed: 24 only as expected (30 known failures), "
+        "2 with an unexpected failure (3 unexpected); 2 stale entries"
+    )
 
 
 def test_render_of_a_failed_install_shows_the_evidence():

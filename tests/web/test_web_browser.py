@@ -124,7 +124,13 @@ def test_the_team_filter_and_the_server_search(site: Site, page: Any):
     assert page.locator("tr[data-server] th").all_inner_texts() == ["library-breaking"]
     assert page.locator("form.filter .count").inner_text().startswith("1 of 3 servers")
     page.goto(site.base + "/?team=nobody")
-    assert page.locator("table.matrix").count() == 0 and "No server matches" in page.locator("main").inner_text()
+    assert (
+        page.locator("table.matrix").count() == 0
+        and "No team nobody is configured" in page.locator("main").inner_text()
+    )
+    assert page.locator("form.filter .count").inner_text().startswith("no team nobody")
+    page.goto(site.base + "/?q=nothing-like-it")
+    assert "No server matches" in page.locator("main").inner_text()
 
 
 def test_a_run_page_shows_the_contract_change_breaking_first(state: BuiltState, site: Site, page: Any):

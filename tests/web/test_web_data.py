@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -21,7 +22,7 @@ from watcher.web.app import Pages, as_json, page_url, stream_overview
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
 from watcher.web.deprecations import collect_deprecations
-from watcher.web.overview import FOLD_AT, collect_overview
+from watcher.web.overview import FOLD_AT, Cell, ServerRow, collect_overview
 from watcher.web.run_page import collect_run
 
 
@@ -299,3 +300,33 @@ def test_the_deprecations_page_words_the_spec_source_for_its_table(tmp_path: Pat
         f"The spec source could not be read (cannot read the registry: HTTP 503) and no earlier copy exists: {empty}"
     ]
     assert not any("stays in use" in p or "last good copy" in p for p in problems)  # there is no copy
+
+
+def test_a_cell_says_its_age_is_an_age_not_a_duration():
+    """Issue 37: "pass 69 s" read as the run's duration; it is how long ago it finished (queued, started)."""
+    cells = [
+        Cell("2.4.0b1", "pass", 7, "69 s", "2026-11-29T11:58:51Z", "release"),
+        Cell("2.4.0b2", "running", 8, "3 min", "2026-11-29T11:57:00Z", "release"),
+        Cell("2.4.0b3", "queued", 9, "12 min", "2026-11-29T11:48:00Z", "release"),
+    ]
+    html = str(row_cells(ServerRow("library", "books", cells)))
+    small = re.findall(r"<small>(.*?)</small>", html)
+    assert small == ["69 s ago", "started 3 min ago", "queued 12 min ago"]
+
+
+def test_an_unknown_team_in_the_filter_is_named_not_counted(tmp_path: Path):
+    """Issue 37: `/?team=nosuch` said "0 of 3 servers" as if the team existed and had none."""
+    loaded = _config(tmp_path, [library_server(), library_server(name="atlas", team="maps")])
+    ctx = WebContext(loaded, Store(tmp_path / "state.db"), now=lambda: NOW)
+    pages = Pages(ctx, Access(None, False))
+
+    def count_text(query: bytes) -> str:
+        html = bytes(pages.index(Request({"type": "http", "query_string": query, "headers": []})).body).decode()
+        [count] = re.findall(r'<span class="count">(.*?)</span>', html, re.S)
+        return re.sub(r"<[^>]+>", "", count).strip()
+
+    assert count_text(b"team=nosuch") == "no team nosuch · all"
+    assert count_text(b"team=maps") == "1 of 2 servers · all"
+    assert count_text(b"") == "2 of 2 servers"
+    assert collect_overview(ctx, team="nosuch").selection.team_known is False
+    assert collect_overview(ctx, team="maps").selection.team_known is True

@@ -76,9 +76,10 @@ def _version_rows(answer: dict[str, Any]) -> list[list[str]]:
 
 
 def headline(answer: dict[str, Any]) -> str:
+    count = answer["cost"]["versions"]
     return (
         f"Backtest #{answer['id']}: {answer['server']} against {answer['package']} "
-        f"{answer['since']} … {answer['until']} ({answer['cost']['versions']} versions)"
+        f"{answer['since']} … {answer['until']} ({count} version{'' if count == 1 else 's'})"
     )
 
 

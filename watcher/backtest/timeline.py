@@ -6,16 +6,19 @@ drawn, read back from the figure's artists, so tests check the figure's data rat
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, timedelta
 from typing import Any
 
 import matplotlib.dates as mdates
+from matplotlib.backend_bases import RendererBase
 from matplotlib.figure import Figure  # a bare Figure draws off-screen (Agg) without pyplot's global state
 from matplotlib.lines import Line2D
+from matplotlib.text import Annotation
 
 from watcher.backtest.analysis import WARNED
 from watcher.backtest.render import grouped
+from watcher.digest.labels import LabelBox, Place, box_of, drawn_labels, freeze_layout, place_apart
 
 WIDTH_PX = 1200
 DPI = 100
@@ -48,6 +51,18 @@ class Picture:
     markers: list[Marker]
     arrows: list[LeadArrow]
     lines: list[str]
+    labels: list[LabelBox] = field(default_factory=list)
+    """Every text drawn, with its box in pixels (none covers another)."""
+    hidden_labels: list[str] = field(default_factory=list)
+    """Version numbers left out for want of room (their markers are drawn; the table lists every version)."""
+
+
+VERSION_PLACES: tuple[Place, ...] = tuple((0.0, 16.0 * level, "center") for level in range(1, 4)) + tuple(
+    (dx, 16.0 * level, align) for level in range(0, 4) for dx, align in ((-8.0, "right"), (8.0, "left"))
+)
+"""Where a version number goes when the place over its marker is taken: higher up, then beside it."""
+ARROW_PLACES: tuple[Place, ...] = ((0.0, -16.0, "center"), (0.0, -32.0, "center"))
+"""Where a lead time's text goes when the place under its arrow is taken: lower down."""
 
 
 def _num(day: date) -> float:
@@ -69,9 +84,7 @@ def render(answer: dict[str, Any]) -> Picture:
     axes = figure.add_subplot()
     markers: list[Marker] = []
     days = [_day(v["published"]) for v in versions] or [date.fromisoformat(answer["since"])]
-    gap = max(2, (max(days) - min(days)).days // 30)
-    """Labels of versions closer than this many days on one line are stacked, so they do not overlap."""
-    last: dict[str, tuple[date, int]] = {}
+    version_labels: list[tuple[Annotation, tuple[Place, ...]]] = []
     for v in versions:
         marker = Marker(v["version"], _day(v["published"]), v["line"], v["verdict"], v["prerelease"])
         markers.append(marker)
@@ -88,19 +101,12 @@ def render(answer: dict[str, Any]) -> Picture:
             zorder=3,
             gid=f"version {marker.version}",
         )
-        before = last.get(marker.line)
-        level = (before[1] + 1) % 3 if before and (marker.day - before[0]).days < gap else 0
-        last[marker.line] = (marker.day, level)
-        axes.annotate(
-            marker.version,
-            (x, row[marker.line]),
-            xytext=(0, 14 + 18 * level),
-            textcoords="offset points",
-            ha="center",
-            fontsize=11,
-            rotation=30,
+        label = axes.annotate(
+            marker.version, (x, row[marker.line]), xytext=(0, 12), textcoords="offset points", ha="center", fontsize=11
         )
+        version_labels.append((label, VERSION_PLACES))
     arrows: list[LeadArrow] = []
+    arrow_labels: list[tuple[Annotation, tuple[Place, ...]]] = []
     warned = [f for f in grouped(answer["findings"]) if f["status"] == WARNED]
     for i, finding in enumerate(warned):
         arrow = LeadArrow(
@@ -119,7 +125,7 @@ def render(answer: dict[str, Any]) -> Picture:
             arrowprops={"arrowstyle": "->", "color": ARROW_COLOR, "linewidth": 2},
             gid=f"lead {finding['key']}",
         )
-        axes.annotate(
+        label = axes.annotate(
             f"{arrow.label}: {finding['text']}",
             ((start + end) / 2, y),
             xytext=(0, -14),
@@ -128,6 +134,7 @@ def render(answer: dict[str, Any]) -> Picture:
             fontsize=11,
             color=ARROW_COLOR,
         )
+        arrow_labels.append((label, ARROW_PLACES))
     axes.set_xlim(_num(min(days) - timedelta(days=10)), _num(max(days) + timedelta(days=10)))
     axes.xaxis.set_major_locator(mdates.MonthLocator())  # type: ignore[no-untyped-call]
     axes.xaxis.set_major_formatter(mdates.DateFormatter("%b %Y"))  # type: ignore[no-untyped-call]
@@ -156,6 +163,18 @@ def render(answer: dict[str, Any]) -> Picture:
         fontsize=15,
         loc="left",
     )
+    renderer = freeze_layout(figure)
+    placed = {id(label) for label, _ in [*version_labels, *arrow_labels]}
+    taken = [box for text, box in _boxes(figure, renderer) if id(text) not in placed]
+    hidden = place_apart(arrow_labels, taken, renderer) + place_apart(version_labels, taken, renderer)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
-    return Picture(buffer.getvalue(), markers, arrows, lines)
+    return Picture(buffer.getvalue(), markers, arrows, lines, drawn_labels(figure, renderer), hidden)
+
+
+def _boxes(figure: Figure, renderer: RendererBase) -> list[tuple[object, LabelBox]]:
+    """The figure's fixed texts (ticks, title, legend) with their boxes, before the labels are placed."""
+    texts = [t for axes in figure.axes for t in (*axes.get_xticklabels(), *axes.get_yticklabels(), axes.title)]
+    texts += [t for axes in figure.axes for legend in [axes.get_legend()] if legend for t in legend.get_texts()]
+    texts += [t for axes in figure.axes for t in axes.texts]
+    return [(t, box_of(t, renderer)) for t in texts if t.get_visible() and t.get_text().strip()]

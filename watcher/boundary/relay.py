@@ -3,7 +3,7 @@
 The server under test runs in a room whose network namespace has only a loopback device. This process
 binds a listening socket on the host's 127.0.0.1 first (at PORT, the number the server was given, when it
 is free there); the socket stays in the host's namespace. Then it joins the room's network namespace
-(`setns`; its user namespace first when we are not root) and forwards each connection to 127.0.0.1:PORT
+(`setns`; when we are not root, first the user namespace that owns it) and forwards each connection to 127.0.0.1:PORT
 there. It prints its host port on stdout, and ends when its stdin closes (the watcher stopped the room or
 died). The server can reach nothing through it: the relay only answers connections from the host side.
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import os
 import socket
 import sys
@@ -19,15 +20,27 @@ import threading
 
 CLONE_NEWNET = 0x40000000
 CLONE_NEWUSER = 0x10000000
+NS_GET_USERNS = 0xB701
+"""ioctl on a namespace file: an open descriptor of the user namespace that owns it (Linux 4.9)."""
 
 
-def _setns(path: str, kind: int) -> None:
+def netns_owner(pid: int) -> int:
+    """An open descriptor of the user namespace that owns the network namespace of `pid`. Unprivileged
+    bwrap nests the room's process in a second user namespace below the one that owns its other
+    namespaces, so `/proc/PID/ns/user` is not the one to join: joining it grants nothing over the network."""
+    net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+    try:
+        return fcntl.ioctl(net, NS_GET_USERNS)
+    finally:
+        os.close(net)
+
+
+def _setns(fd: int, kind: int, what: str) -> None:
     libc = ctypes.CDLL(None, use_errno=True)
-    fd = os.open(path, os.O_RDONLY)
     try:
         if libc.setns(fd, kind) != 0:
             err = ctypes.get_errno()
-            raise OSError(err, f"setns {path}: {os.strerror(err)}")
+            raise OSError(err, f"setns {what}: {os.strerror(err)}")
     finally:
         os.close(fd)
 
@@ -78,8 +91,8 @@ def main(argv: list[str]) -> int:
         listener.bind(("127.0.0.1", 0))
     listener.listen(64)
     if os.geteuid() != 0:
-        _setns(f"/proc/{pid}/ns/user", CLONE_NEWUSER)
-    _setns(f"/proc/{pid}/ns/net", CLONE_NEWNET)
+        _setns(netns_owner(pid), CLONE_NEWUSER, f"the owner of /proc/{pid}/ns/net")
+    _setns(os.open(f"/proc/{pid}/ns/net", os.O_RDONLY), CLONE_NEWNET, f"/proc/{pid}/ns/net")
     print(listener.getsockname()[1], flush=True)
     threading.Thread(target=_watch_stdin, daemon=True).start()
     while True:

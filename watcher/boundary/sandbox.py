@@ -46,6 +46,7 @@ from typing import IO, Any, Literal
 from urllib.parse import unquote, urlparse
 
 from watcher.boundary import reaper
+from watcher.boundary.relay import netns_owner
 
 log = logging.getLogger(__name__)
 
@@ -276,27 +277,34 @@ class Room(Launcher):
         ready_r, ready_w = os.pipe()
         command = [self.sandbox.slirp, "--configure", "--mtu=65520", "--disable-host-loopback"]
         command += ["--ready-fd", str(ready_w)]
-        if os.geteuid() != 0:
-            command += ["--userns-path", f"/proc/{pid}/ns/user"]
+        passed = [ready_w]
+        if os.geteuid() != 0:  # the user namespace that owns the room's network (relay.netns_owner says why)
+            passed.append(netns_owner(pid))
+            command += ["--userns-path", f"/proc/self/fd/{passed[-1]}"]
         command += [str(pid), "tap0"]
         try:
             helper = subprocess.Popen(
                 command,
-                pass_fds=(ready_w,),
+                pass_fds=tuple(passed),
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
                 start_new_session=True,
             )
         finally:
-            os.close(ready_w)
+            for fd in passed:
+                os.close(fd)
         self.helpers.append(helper)
         ready, _, _ = select.select([ready_r], [], [], START_SECONDS)
-        if ready:
-            os.read(ready_r, 1)
-        else:
-            log.warning("slirp4netns was not ready within %.0f s; the install may have no network", START_SECONDS)
+        said = os.read(ready_r, 1) if ready else b""
         os.close(ready_r)
+        if not ready:
+            log.warning("slirp4netns was not ready within %.0f s; the install may have no network", START_SECONDS)
+        elif not said:  # it ended without configuring the room: say so rather than let the install time out
+            log.warning(
+                "slirp4netns ended before the room's network was up (exit %s): the install has no network",
+                helper.wait(5),
+            )
 
     def setup_failed(self, last_line: str) -> bool:
         # e.g. "bwrap: loopback: Failed RTM_NEWADDR: No child processes", seen now and then under load.

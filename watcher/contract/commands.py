@@ -109,8 +109,9 @@ def register(subparsers: Subparsers) -> None:
         "--fail-on",
         choices=LEVELS,
         default="clients",
-        help="clients (default): fail on changes that break clients; models: also on changes that "
-        "affect models; lints: also on evolution lints; none: never fail",
+        help="clients (default): fail on changes that break clients; dangerous: also on changes graded "
+        "dangerous (a call that still validates but no longer means the same, e.g. a parameter now silently "
+        "ignored); models: also on changes that affect models; lints: also on evolution lints; none: never fail",
     )
     diff.add_argument(
         "--server-name",
@@ -149,7 +150,13 @@ def register(subparsers: Subparsers) -> None:
         help="a rule id, LIST/NAME, RULE:LIST/NAME or 'all' (repeatable)",
     )
     accept.add_argument("--reason", required=True, help="why the change is accepted")
-    accept.add_argument("--expires", required=True, type=iso_date, metavar="YYYY-MM-DD", help="until when")
+    accept.add_argument(
+        "--expires",
+        required=True,
+        type=iso_date,
+        metavar="YYYY-MM-DD",
+        help="the last day the entry holds (today or later; a date already past is refused)",
+    )
     accept.add_argument("--by", help="who accepts it")
     accept.add_argument("--file", type=Path, required=True, metavar="FILE", help="the accept file to append to")
     accept.set_defaults(handler=run_accept, uses_config=False)
@@ -192,6 +199,16 @@ def run_diff(args: argparse.Namespace) -> int:
 def run_accept(args: argparse.Namespace) -> int:
     from watcher.contract.accept import AcceptError, accept_entries, append_entries
     from watcher.contract.normalize import read_json
+    from watcher.core import clock
+
+    today = clock.today()
+    if args.expires < today:  # an entry is in force through its expiry day: one already past accepts nothing
+        print(
+            f"mcp-watcher accept: --expires {args.expires.isoformat()} is in the past (today is {today.isoformat()}): "
+            "such an entry would accept nothing; give the last day it should hold",
+            file=sys.stderr,
+        )
+        return 2
 
     try:
         report = read_json(args.report)

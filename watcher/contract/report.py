@@ -144,11 +144,31 @@ def _rule(change: dict[str, Any]) -> str:
     return str(change.get("rule") or change.get("kind"))
 
 
+SECTIONS = (
+    ("break clients", "Breaks clients"),
+    ("dangerous", "Dangerous: still valid, no longer the same meaning"),
+    ("affect models", "Affects models"),
+    ("other", "Other changes"),
+)
+"""(the summary's word, the Markdown section's title) for each kind, worst first."""
+
+
+def section_of(change: dict[str, Any]) -> str:
+    """The one section a change is listed in: the worst of its kinds (a breaking change that also affects
+    models is listed, and counted, as breaking)."""
+    if change.get("breaksClients"):
+        return "break clients"
+    if change.get("grade") == "dangerous":
+        return "dangerous"
+    return "affect models" if change.get("affectsModels") else "other"
+
+
 def _summary_line(report: dict[str, Any]) -> str:
+    """Each change counted once, under its section: the header's numbers are the sections' sizes."""
     changes = report.get("changes") or []
-    breaking = sum(1 for c in changes if c.get("breaksClients"))
-    models = sum(1 for c in changes if c.get("affectsModels"))
-    line = f"{len(changes)} change(s): {breaking} break clients, {models} affect models"
+    counts = {word: sum(1 for c in changes if section_of(c) == word) for word, _ in SECTIONS}
+    parts = [f"{n} {word}" for word, n in counts.items() if n or word == "break clients"]
+    line = f"{len(changes)} change(s): {', '.join(parts)}"
     accepted = len(report.get("accepted") or [])
     return line + (f"; {accepted} accepted" if accepted else "")
 
@@ -177,17 +197,7 @@ def _markdown(report: dict[str, Any]) -> str:
     # The client profile a change was seen under, shown when the snapshots were taken under several.
     profiled = any(c.get("profile") for c in [*changes, *(report.get("lints") or [])])
     groups = (
-        ("Breaks clients", [c for c in changes if c.get("breaksClients")]),
-        ("Dangerous: still valid, no longer the same meaning", [c for c in changes if c.get("grade") == "dangerous"]),
-        (
-            "Affects models",
-            [
-                c
-                for c in changes
-                if not c.get("breaksClients") and c.get("grade") != "dangerous" and c.get("affectsModels")
-            ],
-        ),
-        ("Other changes", [c for c in changes if not c.get("breaksClients") and not c.get("affectsModels")]),
+        *((title, [c for c in changes if section_of(c) == word]) for word, title in SECTIONS),
         ("Lints", list(report.get("lints") or [])),
     )
     for title, group in groups:

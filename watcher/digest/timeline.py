@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import io
 import textwrap
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import cast
@@ -23,8 +23,10 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure  # a bare Figure draws off-screen (Agg) without pyplot's global state
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch, Rectangle
+from matplotlib.text import Annotation, Text
 from matplotlib.ticker import Formatter, Locator
 
+from watcher.digest.labels import LabelBox, Place, drawn_labels, freeze_layout, place_apart
 from watcher.digest.model import UNKNOWN_REGISTRY, Digest, Feature
 
 WIDTH_PX = 1200
@@ -70,6 +72,10 @@ class TimelinePicture:
     title: str
     notice: str | None = None
     """A state written across the chart instead of data (the registry could not be read), read back."""
+    labels: list[LabelBox] = field(default_factory=list)
+    """Every text drawn, with its box in pixels (none covers another)."""
+    hidden_labels: list[str] = field(default_factory=list)
+    """Labels left out for want of room (their line or bar is drawn): crowded revision dates."""
 
 
 def height_px(bar_count: int) -> int:
@@ -123,6 +129,7 @@ def render_timeline(
     right = max([right, *(d + timedelta(days=30) for d in shown_revisions)])
 
     # Top to bottom in the given order: y runs downwards.
+    end_labels: list[Annotation] = []
     for row, bar in enumerate(bars):
         end = bar.end or right
         color = UNRESOLVED_COLOR if bar.end is None else (AFFECTED_COLOR if bar.affected else OTHER_COLOR)
@@ -139,7 +146,7 @@ def render_timeline(
             gid=bar.feature,
         )
         text = bar.end.isoformat() if bar.end else "unresolved"
-        axes.annotate(
+        ends_at = axes.annotate(
             text,
             (_day_number(end), row),
             xytext=(6, 0),
@@ -149,6 +156,7 @@ def render_timeline(
             fontweight="bold" if bar.affected else "normal",
             annotation_clip=False,
         )
+        end_labels.append(ends_at)
     axes.set_yticks(range(len(bars)), [_label(b.feature) for b in bars], fontsize=17)
     for tick, bar in zip(axes.get_yticklabels(), bars, strict=True):
         if bar.affected:
@@ -157,9 +165,7 @@ def render_timeline(
     axes.set_ylim(len(bars) - 0.4, -0.9)
 
     released_set = set(released)
-    # Labels closer than this to the previous one would overlap: their line is drawn, the label skipped.
-    min_gap = timedelta(days=max(45, (right - left).days // 11))
-    last_label: date | None = None
+    revision_labels: list[Annotation] = []
     for day in shown_revisions:
         axes.axvline(
             _day_number(day),
@@ -169,20 +175,20 @@ def render_timeline(
             alpha=0.8,
             gid=f"revision {day.isoformat()}",
         )
-        if last_label is not None and day - last_label < min_gap:
-            continue
-        last_label = day
-        axes.annotate(
+        label = axes.annotate(
             day.strftime("%b %Y") + ("" if day in released_set else "*"),
             (_day_number(day), -0.75),
+            xytext=(0, 0),
+            textcoords="offset points",
             ha="center",
             va="center",
             fontsize=14,
             color=REVISION_COLOR,
             bbox={"boxstyle": "round,pad=0.15", "fc": "white", "ec": "none", "alpha": 0.85},
         )
+        revision_labels.append(label)
     axes.axvline(_day_number(today), color=TODAY_COLOR, linewidth=2.5, gid="today")
-    axes.annotate(
+    today_label = axes.annotate(
         f"today {today.isoformat()}",
         (_day_number(today), len(bars) - 0.45),
         xytext=(4, 0),
@@ -227,6 +233,12 @@ def render_timeline(
         legend.insert(2, Patch(facecolor=UNRESOLVED_COLOR, hatch="//", label="removal date unresolved"))
     figure.legend(handles=legend, loc="outside lower center", ncol=len(legend), fontsize=14, frameon=False)
 
+    renderer = freeze_layout(figure)
+    taken = [box for box in drawn_labels(figure, renderer) if box.text not in _texts(axes.texts)]
+    hidden = place_apart([(label, ()) for label in end_labels], taken, renderer)
+    hidden += place_apart([(today_label, TODAY_PLACES)], taken, renderer)
+    # A revision date that would cover another label: its line is drawn, the label left out.
+    hidden += place_apart([(label, ()) for label in revision_labels], taken, renderer)
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=DPI)
     drawn = _drawn_bars(axes)
@@ -239,7 +251,18 @@ def render_timeline(
         revision_lines=sorted(d for line in axes.get_lines() if (d := _revision_date(line.get_gid())) is not None),
         title=heading,
         notice=next((str(text.get_text()) for text in axes.texts if text.get_gid() == "unknown"), None),
+        labels=drawn_labels(figure, renderer),
+        hidden_labels=hidden,
     )
+
+
+TODAY_PLACES: tuple[Place, ...] = ((-8.0, 0.0, "right"), (4.0, 26.0, "left"), (-8.0, 26.0, "right"))
+"""Where "today" goes when the right of its line is taken (by a bar's end date): its left, then a little
+higher on either side."""
+
+
+def _texts(artists: Iterable[Text]) -> set[str]:
+    return {" ".join(text.get_text().split()) for text in artists}
 
 
 def _drawn_bars(axes: Axes) -> list[DrawnBar]:

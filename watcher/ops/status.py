@@ -138,7 +138,7 @@ def render_status(status: dict[str, Any]) -> str:
         lines.append(f"  {s['sdk']:22} {s['registry']:9} {s['package']}")
         lines.append(
             f"      {health}; newest stable {s['newest_stable'] or '-'}, "
-            f"newest pre-release {_pre(s)} ({s['versions_seen']} versions seen)"
+            f"newest pre-release {_pre(s)} ({s['versions_seen']} version{'' if s['versions_seen'] == 1 else 's'} seen)"
         )
     spec = status.get("spec")
     if spec:

@@ -51,11 +51,10 @@ def conformance_lines(entry: dict[str, Any]) -> tuple[str, list[str], list[str]]
         return f"{revision}: not judged: {escape(str(entry['error']))}", [], []
     unscored = entry.get("unscored") or []
     unscored_failing = sum(1 for u in unscored if not u.get("passed"))
-    line = (
-        f"{revision}: {entry['passed']} scenarios passed, {entry['failed']} failed; "
-        f"{len(entry['expected_failures'])} expected failures, {len(entry['unexpected_failures'])} unexpected, "
-        f"{len(entry['stale_entries'])} stale"
-    )
+    line = f"{revision}: {_scenario_counts(entry)}"
+    stale_count = len(entry["stale_entries"])
+    if stale_count:
+        line += f"; {stale_count} stale entr{'y' if stale_count == 1 else 'ies'}"
     if unscored:
         line += f"; not scored: {len(unscored)} run, {unscored_failing} failing"
     messages = entry.get("failure_messages") or {}
@@ -67,6 +66,28 @@ def conformance_lines(entry: dict[str, Any]) -> tuple[str, list[str], list[str]]
         f"`{escape(str(i))}` now passes: remove it from the expected-failures file" for i in entry["stale_entries"]
     ]
     return line, regressions, stale
+
+
+def _scenario_counts(entry: dict[str, Any]) -> str:
+    """Scenarios passed and failed, the failed ones split by whether anything unexpected failed in them:
+    every number is of scenarios, except the known and unexpected failures, which may be single checks."""
+    passed, failed = int(entry["passed"]), int(entry["failed"])
+    total = int(entry.get("scenarios") or passed + failed)
+    if not failed:
+        return f"all {total} scenarios passed" if passed == total else f"{passed} of {total} scenarios passed"
+    known, unexpected = len(entry["expected_failures"]), entry["unexpected_failures"]
+    surprised = min(failed, len({str(ident).partition(":")[0] for ident in unexpected}))
+    counts = f"{passed} of {total} scenarios passed; "
+    if not surprised:
+        return counts + f"the {failed} that failed did so only as expected ({known} known failure{_s(known)})"
+    return counts + (
+        f"{failed} failed: {failed - surprised} only as expected ({known} known failure{_s(known)}), "
+        f"{surprised} with an unexpected failure ({len(unexpected)} unexpected)"
+    )
+
+
+def _s(count: int) -> str:
+    return "" if count == 1 else "s"
 
 
 def _change_line(change: dict[str, Any]) -> str:

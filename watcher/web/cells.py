@@ -24,6 +24,10 @@ def _badge(state: str) -> str:
     return f'<span class="v v-{_text(state)}">{_text(state.replace("-", " "))}</span>'
 
 
+AGE_WORDS = {"queued": "queued ", "running": "started "}
+"""The moment a cell's age counts from, said before it ("3 min ago" alone: since the run finished)."""
+
+
 def _cell(cell: Cell) -> str:
     version = _text(cell.version)
     if cell.run_id is None:
@@ -33,7 +37,7 @@ def _cell(cell: Cell) -> str:
     return (
         f'<td data-version="{version}" data-state="{cell.state}" data-trigger="{trigger}">'
         f'<a href="/runs/{cell.run_id}" title="{cell.state} · {_text(cell.at or "")} · {trigger}">'
-        f"{_badge(cell.state)}<small>{_text(cell.age)}{note}</small></a></td>"
+        f"{_badge(cell.state)}<small>{AGE_WORDS.get(cell.state, '')}{_text(cell.age)} ago{note}</small></a></td>"
     )
 
 

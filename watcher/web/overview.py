@@ -90,6 +90,8 @@ class Selection:
     folded: bool
     teams: list[str]
     """Every team with servers (the filter's choices)."""
+    team_known: bool = True
+    """False when ``team`` names no configured team (the page says so instead of counting none)."""
 
 
 @dataclass(frozen=True)
@@ -306,6 +308,7 @@ def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", 
         total=len(config.servers),
         folded=folded,
         teams=sorted({s.team for s in config.servers}),
+        team_known=team is None or any(t.name == team for t in config.teams),
     )
     outlook = collect_outlook(ctx, now.date())
     return Overview(

@@ -203,6 +203,7 @@ def prepare_env(
             found = env_digest(env_dir)
             if saved is not None and saved.get("digest") == found:
                 result.ok, result.cached = True, True
+                result.sandboxed = bool(saved.get("sandboxed"))  # how it was built, not how it was found
                 result.installer = saved.get("installer", "")
                 result.bin_dirs = saved["bin_dirs"]
                 result.project_dir = saved["project_dir"]
