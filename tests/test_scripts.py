@@ -159,6 +159,7 @@ def test_a_test_that_needs_the_sandbox_fails_under_ci_instead_of_skipping(tmp_pa
     else:
         assert done.returncode == 0 and "1 skipped" in done.stdout, done.stdout
 
+
 IMAGE_SCRIPT, IMAGE_LANE = ROOT / "scripts" / "image", ROOT / "scripts" / "image_lane.py"
 
 

@@ -82,6 +82,7 @@ def test_an_interrupted_backtest_lists_the_versions_not_run_and_never_says_no_pr
     done = build_answer(8, server, "pypi", "mcp", date(2026, 6, 1), date(2026, 12, 1), period, slots[:1], "done")
     assert "No problem appeared in any version of the period" in render_text(done)
 
+
 def test_one_version_is_not_called_versions():
     """Issue 37: the headline said "(1 versions)"."""
     server = Server.model_validate(
