@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from watcher.boundary.launch import HostReason, ToolRun, ToolTimeout, run_tool
 from watcher.boundary.process import scrubbed_env
 from watcher.suites.build.env import locked
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, git_protocol_refusal
@@ -93,12 +93,16 @@ def _git(
     check: bool = True,
     timeout: float = 60,
     git_dir: bool = True,
-) -> subprocess.CompletedProcess[str]:
+) -> ToolRun:
     command = ["git", *(["--git-dir", str(cache)] if git_dir else []), *args]
+    # git on the host: outside values only after `--`, protocols allow-listed by fetch() above.
+    child = env if env is not None else scrubbed_env(installer=True).env
     try:
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
+        done = run_tool(command, why=HostReason.GIT, env=child, timeout=timeout)
+    except ToolTimeout as exc:
         raise GitReadError(f"git {args[0]} took longer than {timeout:.0f} s") from exc
+    except OSError as exc:
+        raise GitReadError(f"git {args[0]} could not start: {exc}") from exc
     if check and done.returncode != 0:
         raise GitReadError(f"git {args[0]} failed: {done.stderr.strip()[-300:]}")
     return done
