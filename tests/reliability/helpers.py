@@ -1,23 +1,18 @@
-"""A conformance-suite package of our own making, benign or hostile, shaped like the real one.
+"""A hostile conformance-suite version, made as a suite of our own (bench/fakes/conformance_suite.py: shaped like
+the real one, `dist/index.js` as its bin, `requirements/<set>.yaml`) with attacks added.
 
-The real `@modelcontextprotocol/conformance` ships `dist/index.js` (its `bin`, an ES module) and
-`requirements/<set>.yaml`, and is run as `node dist/index.js server --url URL --requirements SET -o DIR`. Ours
-does what the watcher needs of it: it asks the server under test one MCP request and writes one
-`server-<scenario>-<stamp>/checks.json` per scenario its set lists (SUCCESS when the server answered).
-
-A hostile version also attacks, as a suite version published by someone else could: its `postinstall` (run by
-npm at install) and its CLI (run against every server) try to read the Slack token file (directly, and through a
-link planted in its own files), read the config, create a table in the state database, write into the state,
-runs and environments folders, find a host process's secret in /proc, and reach a service on the host's loopback.
-Each writes what it managed into a mark in the one folder it may write (`attack-postinstall.json` in its install
-folder, `attack-cli.json` in its output folder), which the tests read back before checking the effects.
+It attacks as a suite version published by someone else could: its `postinstall` (run by npm at install) and its
+CLI (run against every server) try to read the Slack token file (directly, and through a link planted in its own
+files), read the config, create a table in the state database, write into the state, runs and environments
+folders, find a host process's secret in /proc, and reach a service on the host's loopback. Each writes what it
+managed into a mark in the one folder it may write (`attack-postinstall.json` in its install folder,
+`attack-cli.json` in its output folder), which the tests read back before checking the effects.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import os
 import secrets
 import socket
 import subprocess
@@ -25,10 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from watcher.suites.build import toolchain
+from tests.fakes import conformance_suite as fake_suite
+from tests.fakes.conformance_suite import PACKAGE as PACKAGE
+from tests.fakes.conformance_suite import pack as pack
 
-PACKAGE = "@modelcontextprotocol/conformance"
-STAMP = "2026-12-01T10-00-00-000Z"
 ATTACKS = (
     "token",
     "token_link",
@@ -114,49 +109,14 @@ async function attack(T, mine) {{
 }}
 """
 
-CLI_JS = """#!/usr/bin/env node
-import fs from "node:fs";
-import net from "node:net";
-import path from "node:path";
-import {{ fileURLToPath }} from "node:url";
-
-const here = path.dirname(fileURLToPath(import.meta.url));
-const args = process.argv.slice(2);
-const opt = (name) => {{ const i = args.indexOf(name); return i >= 0 ? args[i + 1] : undefined; }};
-const out = opt("-o"), url = opt("--url");
-const set = opt("--requirements") ?? opt("--spec-version");
-const listed = fs.readFileSync(path.join(here, "..", "requirements", set + ".yaml"), "utf8");
-const scenarios = [...listed.matchAll(/^  - (\\S+)$/gm)].map((m) => m[1]);
+CLI_PRELUDE = """
 const T = {targets};
 {attack_js}
-if (T) {{
-  await attack(T, out);
-  await attempt("planted_link", () => fs.readFileSync(path.join(here, "token-link"), "utf8"));
-  fs.writeFileSync(path.join(out, "attack-cli.json"), JSON.stringify(REPORT));
-}}
-let reached;
-try {{
-  const answer = await fetch(url, {{
-    method: "POST",
-    headers: {{ "content-type": "application/json", accept: "application/json, text/event-stream" }},
-    body: JSON.stringify({{ jsonrpc: "2.0", id: 1, method: "initialize", params: {{}} }}),
-    signal: AbortSignal.timeout(10000),
-  }});
-  reached = {{ ok: answer.ok, status: answer.status, body: (await answer.text()).slice(0, 200) }};
-}} catch (e) {{
-  reached = {{ ok: false, error: String(e && (e.cause || e.message)) }};
-}}
-fs.writeFileSync(path.join(out, "reached.json"), JSON.stringify({{ url, ...reached }}));
-for (const scenario of scenarios) {{
-  const dir = path.join(out, "server-" + scenario + "-{stamp}");
-  fs.mkdirSync(dir, {{ recursive: true }});
-  const check = {{ id: "reached-server", name: "reached-server", description: "the server answered",
-                  status: reached.ok ? "SUCCESS" : "FAILURE", timestamp: "t" }};
-  if (!reached.ok) check.errorMessage = "no answer from " + url + ": " + (reached.error || reached.status);
-  fs.writeFileSync(path.join(dir, "checks.json"), JSON.stringify([check]));
-}}
-process.exit(reached.ok ? 0 : 1);
+await attack(T, out);
+await attempt("planted_link", () => fs.readFileSync(path.join(here, "token-link"), "utf8"));
+fs.writeFileSync(path.join(out, "attack-cli.json"), JSON.stringify(REPORT));
 """
+"""Runs in the CLI before it judges the server (`here` is its dist/, `out` its output folder)."""
 
 POSTINSTALL_JS = """
 const fs = require("fs"), net = require("net"), path = require("path");
@@ -169,67 +129,18 @@ attack(T, path.join(__dirname, "dist")).then(() => {{
 
 
 def write_suite(folder: Path, version: str, sets: dict[str, list[str]], targets: Targets | None = None) -> Path:
-    """The package's tree (as `npm pack` takes it, or as installed under node_modules/): benign without
-    `targets`, hostile with them (a postinstall, and the attacks in its CLI)."""
-    (folder / "dist").mkdir(parents=True, exist_ok=True)
-    (folder / "requirements").mkdir(exist_ok=True)
-    aimed = targets.to_json() if targets else "null"
-    cli = CLI_JS.format(targets=aimed, attack_js=ATTACK_JS.format() if targets else "", stamp=STAMP)
-    (folder / "dist" / "index.js").write_text(cli, encoding="utf-8")
-    for name, scenarios in sets.items():
-        lines = "".join(f"  - {scenario}\n" for scenario in scenarios)
-        (folder / "requirements" / f"{name}.yaml").write_text(f"server:\n{lines}", encoding="utf-8")
-    manifest: dict[str, object] = {
-        "name": PACKAGE,
-        "version": version,
-        "type": "module",
-        "bin": {"conformance": "dist/index.js"},
-        "files": ["dist", "requirements"],
-    }
-    if targets is not None:
-        (folder / "postinstall.cjs").write_text(
-            POSTINSTALL_JS.format(targets=aimed, attack_js=ATTACK_JS.format()), encoding="utf-8"
-        )
-        manifest["files"] = ["dist", "requirements", "postinstall.cjs"]
-        manifest["scripts"] = {"postinstall": "node postinstall.cjs"}
-    (folder / "package.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    return folder
-
-
-def pack(folder: Path, dest: Path) -> Path:
-    """A real `npm pack` tarball of the package's tree."""
-    dest.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run(
-        [*toolchain.npm_command(), "pack", "--silent", "--pack-destination", str(dest)],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-        env={"PATH": f"{toolchain.node_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(dest)},
-    )
-    return dest / done.stdout.strip().splitlines()[-1]
-
-
-NODE_SERVER_JS = """
-const http = require("http");
-const port = Number(process.argv[process.argv.indexOf("--port") + 1]);
-http.createServer((req, res) => {
-  let body = "";
-  req.on("data", (chunk) => (body += chunk));
-  req.on("end", () => {
-    res.writeHead(200, { "content-type": "application/json" });
-    const result = { served_by: process.env.SERVER_NAME, host: req.headers.host };
-    res.end(JSON.stringify({ jsonrpc: "2.0", id: 1, result }));
-  });
-}).listen(port, "127.0.0.1");
-"""
+    """The package's tree: benign without `targets`, hostile with them (a postinstall, and attacks in its CLI)."""
+    if targets is None:
+        return fake_suite.write_suite(folder, version, sets)
+    attack_js = ATTACK_JS.format()
+    prelude = CLI_PRELUDE.format(targets=targets.to_json(), attack_js=attack_js)
+    postinstall = POSTINSTALL_JS.format(targets=targets.to_json(), attack_js=attack_js)
+    return fake_suite.write_suite(folder, version, sets, prelude=prelude, postinstall=postinstall)
 
 
 def node_server(folder: Path, name: str) -> dict[str, object]:
-    """A server of team-declared build (`language: other`), on Node's own http: it answers every request."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "server.js").write_text(NODE_SERVER_JS, encoding="utf-8")
+    """A server of team-declared build (`language: other`) on Node's own http: it answers every request."""
+    fake_suite.write_node_server(folder)
     return {
         "name": name,
         "sdk": "python",
