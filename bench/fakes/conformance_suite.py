@@ -88,7 +88,7 @@ def write_suite(
     return folder
 
 
-def pack(folder: Path, dest: Path) -> Path:
+def pack(folder: Path, dest: Path, timeout: float = 120) -> Path:
     """A real `npm pack` tarball of the package's tree."""
     dest.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
@@ -96,7 +96,7 @@ def pack(folder: Path, dest: Path) -> Path:
         cwd=folder,
         capture_output=True,
         text=True,
-        timeout=120,
+        timeout=timeout,
         check=True,
         env={"PATH": f"{toolchain.node_bin_dir()}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(dest)},
     )

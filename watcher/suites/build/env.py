@@ -182,23 +182,12 @@ def prepare_env(
     `shared_wheels` (used only with a room): the download cache the build reads and the watcher fills.
     A `boundary` that is refused (a room asked for, none to be had) builds nothing: the result says why."""
     started = time.monotonic()
-    if boundary.refused:
+    refusal = f"not built: {boundary.reason}" if boundary.refused else None
+    if refusal is None and not project.is_dir():
+        refusal = f"the server's project folder does not exist: {project}"
+    if refusal is not None:
         return EnvResult(
-            ok=False,
-            language=language,
-            sdk_package=sdk_package,
-            sdk_version=sdk_version,
-            path="",
-            error=f"not built: {boundary.reason}",
-        )
-    if not project.is_dir():
-        return EnvResult(
-            ok=False,
-            language=language,
-            sdk_package=sdk_package,
-            sdk_version=sdk_version,
-            path="",
-            error=f"the server's project folder does not exist: {project}",
+            ok=False, language=language, sdk_package=sdk_package, sdk_version=sdk_version, path="", error=refusal
         )
     key = env_key(language, sdk_package, sdk_version, project, prepare)
     env_dir = envs_dir / _safe(server_name) / f"{_safe(sdk_version)}-{key}"
