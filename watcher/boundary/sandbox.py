@@ -50,7 +50,7 @@ from watcher.boundary import network as networks
 from watcher.boundary import reaper, relay
 from watcher.boundary.launch import Host, HostReason, Launcher, ToolTimeout, run_tool, spawn
 from watcher.boundary.network import Forwarded, Network
-from watcher.core.errors import WatcherError
+from watcher.core.errors import SuiteError
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +59,7 @@ OPT_OUT = ("none", "off")
 """The explicit opt-out (`off` is an older spelling of `none`): outside code runs on the host."""
 
 
-class RoomRefused(WatcherError):
+class RoomRefused(SuiteError):
     """Outside code was to run, and the sandbox that `suites.sandbox` asks for cannot be had here."""
 
 
