@@ -1,6 +1,7 @@
 """What the run boundary costs: cold and warm suite runs with and without bubblewrap rooms.
 
     .venv/bin/python bench/bench_boundary.py [--server library] [--sdk-version 2.3.0] [--config PATH] [--quick]
+                                             [--suite-rounds 3] [--suite-room-only]
 
 Three set-ups, each in a fresh folder: `suites.sandbox: off` (the installers use the machine's usual
 download caches), bubblewrap rooms with caches of their own only (`suites.shared_wheels: false`, as before
@@ -11,8 +12,13 @@ baseline, per requirement set), then a cold one for a new environment of the sam
 installed, and the shared cache filled by the first build: many teams testing the same SDK version).
 Figures are ratios to the suite alone; also the env build's part of each cold run, how long checking a
 sealed environment's digest takes, the boundary's cost (rooms / off) and the cache's gain (shared / own).
+Then the conformance suite's own room: the same suite (the pinned one, installed in a room) against the same
+server (in its room), per requirement set, run on the host (`suites.sandbox: none`, the baseline) and in its
+run room (one forwarded port to the server), alternately, `--suite-rounds` times each: the medians and ratio.
 --quick (the smoke test's mode; installs nothing): the example server's start-up from this environment as a
-run starts it, without a room (the baseline) and inside one, alternately, twice each (the mean), and their ratio.
+run starts it, without a room (the baseline) and inside one, alternately, twice each (the mean), and their ratio;
+and a small suite of our own (bench/fakes/conformance_suite.py: one request, one checks.json) against a Node
+server in a room, on the host and in the suite's room, alternately, three times each (the medians and ratio).
 """
 
 from __future__ import annotations
@@ -31,11 +37,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.bench_suite import bench_config, suite_alone  # noqa: E402
+from bench.fakes import conformance_suite as fake_suite  # noqa: E402
 from watcher.boundary import sandbox  # noqa: E402
+from watcher.boundary.network import Reach  # noqa: E402
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.config import LoadedConfig, load_config  # noqa: E402
+from watcher.suites.build import toolchain  # noqa: E402
 from watcher.suites.build.env import env_digest, remove_env  # noqa: E402
-from watcher.suites.runner import run_check  # noqa: E402
+from watcher.suites.judge import conformance  # noqa: E402
+from watcher.suites.runner import _Run, run_check  # noqa: E402
 
 
 def with_sandbox(config_path: Path, mode: str, shared_wheels: bool = True) -> Path:
@@ -102,6 +112,87 @@ def start_seconds(boundary: sandbox.Sandbox, folder: Path) -> float:
     return started.seconds
 
 
+def suite_room_cost(
+    tool: conformance.ConformanceTool, reach: Reach, revisions: list[str], folder: Path, rounds: int
+) -> dict[str, list[float]]:
+    """The suite against `reach`, on the host (`none`) and in its room, alternately: seconds per run of all sets."""
+    host, room = sandbox.choose("none"), sandbox.choose("bubblewrap")
+    times: dict[str, list[float]] = {"host": [], "room": []}
+    for number in range(rounds):
+        for label, boundary in (
+            (("host", host), ("room", room)) if number % 2 == 0 else (("room", room), ("host", host))
+        ):
+            began = time.monotonic()
+            for revision in revisions:
+                out = Path(tempfile.mkdtemp(dir=folder))
+                run, results = conformance.invoke_suite(
+                    tool,
+                    server=reach,
+                    boundary=boundary,
+                    arguments=["--requirements", revision],
+                    out_dir=out,
+                    timeout=600,
+                    secret_names=set(),
+                )
+                if not conformance.collect_checks(results):
+                    raise RuntimeError(f"the suite wrote no results ({label}, {run.describe()}): {run.tail}")
+            times[label].append(time.monotonic() - began)
+    return times
+
+
+def report_suite_room(times: dict[str, list[float]], what: str) -> None:
+    host, room = statistics.median(times["host"]), statistics.median(times["room"])
+    print(f"{what} on the host (baseline): median {host:.2f} s of {len(times['host'])}")
+    print(f"{what} in its room (one forwarded port): median {room:.2f} s of {len(times['room'])}")
+    print(f"suite room cost: {room / host:.2f} x (room / host), {room - host:+.2f} s a run")
+
+
+def quick_suite_room(folder: Path) -> None:
+    """A suite of our own against a Node server in a room: on the host and in the suite's room."""
+    boundary = sandbox.choose("bubblewrap")
+    project = folder / "server"
+    fake_suite.write_node_server(project)
+    root = folder / "tools" / "node_modules" / fake_suite.PACKAGE
+    fake_suite.write_suite(root, "0.0.0", {"2025-11-25": ["server-reach"]})
+    tool = conformance.ConformanceTool(fake_suite.PACKAGE, "0.0.0", root)
+    port = free_port()
+    with ServerProcess(
+        [toolchain.node(), "server.js", "--port", str(port)],
+        cwd=project,
+        env=scrubbed_env(extra={"SERVER_NAME": "bench"}),
+        log_dir=folder / "logs",
+        transport="http",
+        port=port,
+        launcher=boundary.room(readable=[project, toolchain.node_root()]),
+    ) as server:
+        started = server.start(timeout=60)
+        reach = server.reach()
+        if not started.ok or reach is None:
+            raise RuntimeError(f"the bench server did not start: {started.error}\n{started.evidence}")
+        times = suite_room_cost(tool, reach, ["2025-11-25"], folder, rounds=6)
+    report_suite_room(times, "a one-request suite")
+
+
+def real_suite_room(config_path: Path, server_name: str, version: str, rounds: int) -> None:
+    """The pinned suite against the server on `version` (built and started in rooms), per requirement set."""
+    loaded = load_config(config_path)
+    server = loaded.config.server(server_name)
+    run = _Run(loaded, server, version, None)
+    run.run_dir.mkdir(parents=True, exist_ok=True)
+    env = run.install(version)
+    settings = loaded.config.conformance
+    tool = conformance.ensure_conformance(
+        settings.package, run.envs_dir / "_tools", boundary=run.sandbox, registry=settings.npm_registry
+    )
+    with run.start_server(env, run.run_dir) as process:
+        started = process.start(server.timeouts.start)
+        reach = process.reach()
+        if not started.ok or reach is None:
+            raise RuntimeError(f"the server did not start: {started.error}\n{started.evidence}")
+        times = suite_room_cost(tool, reach, list(server.requirements), run.run_dir, rounds)
+    report_suite_room(times, f"the pinned suite ({', '.join(server.requirements)})")
+
+
 def quick() -> int:
     off = sandbox.choose("off")
     boundary = sandbox.choose("bubblewrap")
@@ -121,6 +212,10 @@ def quick() -> int:
     room = statistics.mean(times["bubblewrap"])
     print(f"example server start-up, in a bubblewrap room: mean {room:.2f} s of {len(times['bubblewrap'])}")
     print(f"boundary cost at start-up: {room / base:.2f} x (bubblewrap / off)")
+    with tempfile.TemporaryDirectory(prefix="bench-boundary-suite-") as tmp:
+        folder = Path(tmp) / "bench"  # 0755: the rooms' user reaches what is bound from inside it
+        folder.mkdir()
+        quick_suite_room(folder)
     return 0
 
 
@@ -130,10 +225,14 @@ def main() -> int:
     parser.add_argument("--server", default="library")
     parser.add_argument("--sdk-version", default="2.3.0")
     parser.add_argument("--rounds", type=int, default=1, help="rotate the three set-ups this many times")
+    parser.add_argument("--suite-rounds", type=int, default=3, help="runs of the suite on the host and in its room")
+    parser.add_argument("--suite-room-only", action="store_true", help="only the suite on the host and in its room")
     parser.add_argument("--quick", action="store_true", help="server start-ups only, nothing installed")
     args = parser.parse_args()
     if args.quick:
         return quick()
+    if args.suite_room_only:
+        return suite_room_main(args)
     boundary = sandbox.choose("bubblewrap")
     if not boundary.active:
         print(f"the run boundary cannot be had here: {boundary.reason}")
@@ -173,6 +272,16 @@ def main() -> int:
         f"shared wheels (shared / own caches): cold build {shared_f['cold_build'] / own['cold_build']:.2f} x,"
         f" cold run {shared_f['cold'] / own['cold']:.2f} x, first-ever cold {shared_f['first'] / own['first']:.2f} x"
     )
+    return suite_room_main(args)
+
+
+def suite_room_main(args: argparse.Namespace) -> int:
+    folder = Path(tempfile.mkdtemp(prefix="bench-boundary-suite-"))
+    try:
+        config_path = with_sandbox(bench_config(Path(args.config), args.server, folder), "bubblewrap")
+        real_suite_room(config_path, args.server, args.sdk_version, args.suite_rounds)
+    finally:
+        remove_env(folder)
     return 0
 
 

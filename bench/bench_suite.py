@@ -27,6 +27,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from watcher.boundary.launch import Host, HostReason  # noqa: E402
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.config import load_config  # noqa: E402
 from watcher.suites.build import toolchain  # noqa: E402
@@ -61,7 +62,7 @@ def suite_alone(config_path: Path, server_name: str, version: str) -> tuple[floa
     run.run_dir.mkdir(parents=True, exist_ok=True)
     env = run.install(version)
     tool = conformance.ensure_conformance(
-        loaded.config.conformance.package, run.envs_dir / "_tools", secret_names=run.secret_names
+        loaded.config.conformance.package, run.envs_dir / "_tools", boundary=run.sandbox, secret_names=run.secret_names
     )
     expected = loaded.resolve(server.expected_failures) if server.expected_failures else None
     times = []
@@ -89,7 +90,13 @@ def start_seconds(folder: Path) -> float:
     env = scrubbed_env(extra={"PYTHONPATH": str(ROOT / "examples" / "library")})
     log_dir = Path(tempfile.mkdtemp(dir=folder))
     with ServerProcess(
-        command, cwd=ROOT / "examples" / "library", env=env, log_dir=log_dir, transport="http", port=port
+        command,
+        cwd=ROOT / "examples" / "library",
+        env=env,
+        log_dir=log_dir,
+        transport="http",
+        port=port,
+        launcher=Host(HostReason.OPTED_OUT),  # the start-up alone, without a room (bench_boundary has both)
     ) as server:
         started = server.start(timeout=60)
     if not started.ok:

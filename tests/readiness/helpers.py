@@ -7,11 +7,10 @@ import base64
 import hashlib
 import json
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
-from watcher.suites.build import toolchain
+from tests.fakes.conformance_suite import pack
 from watcher.suites.judge.conformance import ConformanceTool
 
 PACKAGE = "@modelcontextprotocol/conformance"
@@ -39,15 +38,7 @@ def pack_suite(tool: ConformanceTool, version: str, work: Path, extra_sets: dict
     manifest.pop("devDependencies", None)
     manifest["bundleDependencies"] = sorted(manifest.get("dependencies", {}))
     (pkg / "package.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    done = subprocess.run(
-        [*toolchain.npm_command(), "pack", "--silent", "--pack-destination", str(work)],
-        cwd=pkg,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    return work / done.stdout.strip().splitlines()[-1]
+    return pack(pkg, work, timeout=300)
 
 
 def publish(root: Path, tarballs: dict[str, tuple[Path, str]], latest: str) -> None:

@@ -19,6 +19,7 @@ from starlette.testclient import TestClient
 from tests.fakes.registry_server import FakeRegistry, serve_registry
 from tests.readiness.helpers import pack_suite, publish
 from tests.suites.helpers import CONFORMANCE, ROOT, library_server, library_ts_server
+from watcher.boundary import sandbox
 from watcher.config import LoadedConfig, load_config
 from watcher.core.clock import START_VARIABLE
 from watcher.core.store import Store
@@ -45,7 +46,7 @@ NEW = "0.2.0-alpha.13"
 def tarballs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The pinned suite repacked unchanged, and a new version with `draft.yaml` (a copy of 2026-07-28.yaml)."""
     work = tmp_path_factory.mktemp("suite-pack")
-    pinned = ensure_conformance(CONFORMANCE, work / "_tools", timeout=600)
+    pinned = ensure_conformance(CONFORMANCE, work / "_tools", boundary=sandbox.choose("auto"), timeout=600)
     return {
         PINNED: pack_suite(pinned, PINNED, work),
         NEW: pack_suite(pinned, NEW, work, {"draft": "2026-07-28"}),

@@ -194,23 +194,27 @@ def test_non_dumpable_is_reported_as_a_no_op_off_linux(monkeypatch: pytest.Monke
     assert vault.make_non_dumpable() == (False, "prctl(PR_SET_DUMPABLE) is Linux only (this is darwin)")
 
 
-@pytest.mark.parametrize("mode", ["off", "auto"])
+@pytest.mark.parametrize("mode", ["off", "none", "auto", "auto without bwrap"])
 def test_status_says_which_protection_is_active(
     tmp_path: Path, mode: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ):
     from watcher.cli import main
 
     monkeypatch.setenv("SLACK_BOT_TOKEN", "xoxb-status-" + secrets.token_hex(4))
-    loaded = write_config(tmp_path, [], tmp_path / "envs", sandbox=mode)
+    if mode == "auto without bwrap":
+        monkeypatch.setattr(sandbox, "find_bwrap", lambda: None)
+    setting = mode.split()[0]
+    loaded = write_config(tmp_path, [], tmp_path / "envs", sandbox=setting)
     assert main(["--config", str(loaded.path), "status"]) == 0
     out = capsys.readouterr().out
     assert "protection: watcher process non-dumpable; secret variables held in memory only: SLACK_BOT_TOKEN" in out
     chosen = sandbox.choose("auto")
-    if mode == "off":
-        assert "suite sandbox: off: suites.sandbox is off" in out
+    if setting in ("off", "none"):
+        assert f"suite sandbox: off: suites.sandbox is {setting}" in out
     elif chosen.active:
         assert f"suite sandbox: bubblewrap ({sandbox.find_bwrap()}); network: install: registries only" in out
-    else:
-        assert f"suite sandbox: off: auto: the sandbox cannot run here ({chosen.reason.split('(', 1)[1]}" in out
+    else:  # a room is asked for and cannot be had: said, and outside code refused
+        assert f"suite sandbox: REFUSED: {chosen.reason}" in out
+        assert "set suites.sandbox: none to run it without a sandbox" in out
     # The CLI gives the variable back when the command returns (for in-process callers like this test).
     assert os.environ["SLACK_BOT_TOKEN"].startswith("xoxb-status-")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import LIBRARY, write_config
+from watcher.boundary import sandbox
 from watcher.suites.build import toolchain
 from watcher.suites.build.declared import substitute
 from watcher.suites.build.env import prepare_env
@@ -79,6 +80,7 @@ def test_prepare_steps_get_a_scrubbed_environment(tmp_path: Path, monkeypatch: p
         envs_dir=tmp_path / "envs",
         timeout=60,
         secret_names={"SLACK_BOT_TOKEN"},
+        boundary=sandbox.choose("none"),  # on the host, as the watcher's child
         prepare=[["python", "-c", dump]],
     )
     assert env.ok, env.error
@@ -103,6 +105,7 @@ def test_two_runs_needing_one_environment_at_once_build_it_once(tmp_path: Path):
                 envs_dir=tmp_path / "envs",
                 timeout=60,
                 secret_names=set(),
+                boundary=sandbox.choose("none"),  # on the host, as the watcher's child
                 prepare=[["python", "-c", step]],
             )
         )

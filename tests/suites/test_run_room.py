@@ -22,6 +22,7 @@ import pytest
 from tests.helpers import skip_unless_ci
 from tests.suites.helpers import process_running
 from watcher.boundary import reaper, sandbox
+from watcher.boundary.launch import Host, HostReason
 from watcher.boundary.process import ServerProcess, free_port, run_command, scrubbed_env
 
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -147,7 +148,12 @@ def test_a_step_that_leaves_a_setsid_daemon_has_it_killed(tmp_path: Path):
         "print(p.pid)"
     )
     result = run_command(
-        [sys.executable, "-c", code], cwd=tmp_path, env=scrubbed_env().env, timeout=30, log_path=tmp_path / "log"
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=scrubbed_env().env,
+        timeout=30,
+        log_path=tmp_path / "log",
+        launcher=Host(HostReason.OPTED_OUT),
     )
     assert result.ok
     daemon = int(Path(result.log).read_text().split()[-1])
@@ -186,8 +192,13 @@ def test_a_required_boundary_that_cannot_be_had_is_loud_in_readyz_and_status(
     assert answer.status_code == 503
     assert answer.json()["problems"] == [f"run boundary: {check['text']}"]
     assert answer.json()["sandbox"]["mode"] == "off"
-    # `auto` without it is not refused: runs go on unsandboxed, with the reason shown.
-    assert sandbox.self_check("auto")["ok"] is True
+    # `auto` without it is refused the same way; only the explicit opt-out runs outside code on the host.
+    auto = sandbox.self_check("auto")
+    assert auto["ok"] is False and auto["refused"] is True
+    assert "set suites.sandbox: none to run it without a sandbox" in str(auto["text"])
+    for opt_out in ("none", "off"):
+        assert sandbox.self_check(opt_out)["ok"] is True  # type: ignore[arg-type]
+        assert sandbox.choose(opt_out).room(readable=[]).describe().startswith("host (opted out")  # type: ignore[arg-type]
 
 
 def test_rooms_leave_no_zombie_behind(tmp_path: Path):

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import fixture_server, write_config
+from watcher.boundary.launch import Host, HostReason
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env
 from watcher.config import LoadedConfig, load_config, parse_config
 from watcher.core.errors import ConfigError
@@ -123,7 +124,13 @@ def test_a_server_that_prints_its_granted_token_has_it_masked_in_the_evidence(tm
     )
     child = scrubbed_env(source={"PATH": "/usr/bin"}, granted={"LIBRARY_TOKEN": value})
     process = ServerProcess(
-        [sys.executable, "-c", script], cwd=tmp_path, env=child, log_dir=tmp_path, transport="http", port=free_port()
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env=child,
+        log_dir=tmp_path,
+        transport="http",
+        port=free_port(),
+        launcher=Host(HostReason.OPTED_OUT),
     )
     with process:
         result = process.start(timeout=20)

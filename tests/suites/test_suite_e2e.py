@@ -22,6 +22,7 @@ from tests.suites.helpers import (
     process_running,
     write_config,
 )
+from watcher.boundary import sandbox
 from watcher.contract.diff import diff_snapshots
 from watcher.core.store import Store
 from watcher.suites import commands
@@ -336,6 +337,7 @@ def test_pip_builds_the_environment_when_uv_is_missing(envs: Path, monkeypatch: 
         envs_dir=envs,
         timeout=300,
         secret_names=set(),
+        boundary=sandbox.choose("none"),  # on the host, as the watcher's child
     )
     assert result.ok, result.evidence
     assert result.installer == "pip" and not result.cached

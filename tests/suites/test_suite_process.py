@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from tests.suites.helpers import process_running
+from watcher.boundary.launch import Host, HostReason
 from watcher.boundary.process import ServerProcess, free_port, looks_secret, run_command, scrubbed_env
 from watcher.suites.judge.deprecations import scan_files, scan_lines
 
@@ -78,6 +79,7 @@ def test_run_command_timeout_kills_the_whole_group(tmp_path: Path):
         timeout=1.5,
         log_path=tmp_path / "log",
         stdout_path=tmp_path / "out",
+        launcher=Host(HostReason.OPTED_OUT),
     )
     assert result.timed_out and not result.ok
     assert result.describe().startswith("timed out")
@@ -96,6 +98,7 @@ def test_run_command_reports_exit_code_and_tail(tmp_path: Path):
         env=scrubbed_env().env,
         timeout=30,
         log_path=tmp_path / "log",
+        launcher=Host(HostReason.OPTED_OUT),
     )
     assert result.returncode == 1
     assert result.tail.splitlines() == ["line one", "bad thing happened"]
@@ -103,7 +106,12 @@ def test_run_command_reports_exit_code_and_tail(tmp_path: Path):
 
 def test_run_command_that_cannot_start(tmp_path: Path):
     result = run_command(
-        [str(tmp_path / "no-such-binary")], cwd=tmp_path, env=scrubbed_env().env, timeout=5, log_path=tmp_path / "l"
+        [str(tmp_path / "no-such-binary")],
+        cwd=tmp_path,
+        env=scrubbed_env().env,
+        timeout=5,
+        log_path=tmp_path / "l",
+        launcher=Host(HostReason.OPTED_OUT),
     )
     assert result.returncode is None and "cannot start" in result.tail
 
@@ -132,6 +140,7 @@ def test_server_process_waits_for_an_answer_and_stops_the_group(tmp_path: Path):
         log_dir=tmp_path / "run",
         transport="http",
         port=port,
+        launcher=Host(HostReason.OPTED_OUT),
     )
     with server:
         started = server.start(timeout=20)
@@ -153,6 +162,7 @@ def test_server_that_exits_while_starting_gives_evidence(tmp_path: Path):
         log_dir=tmp_path,
         transport="http",
         port=port,
+        launcher=Host(HostReason.OPTED_OUT),
     ) as server:
         started = server.start(timeout=20)
     assert not started.ok

@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import subprocess
 import threading
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -23,6 +22,7 @@ from typing import Any, Protocol
 from watcher.backtest.analysis import FINAL_ONLY, WARNED, Point, findings
 from watcher.backtest.history import Period, Replayed, read_history, select
 from watcher.backtest.problems import Judgement, judge
+from watcher.boundary.launch import HostReason, ToolTimeout, run_tool
 from watcher.config import LoadedConfig
 from watcher.core import vault
 from watcher.core.errors import WatcherError
@@ -103,15 +103,10 @@ def _commit(loaded: LoadedConfig, server: Server) -> str:
     env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": "/nonexistent", "GIT_TERMINAL_PROMPT": "0"}
     if token:
         env.update(checkout.auth_env(token))
+    command = ["git", "ls-remote", "--", checkout.fetch_url(loaded, source), source.ref]
     try:
-        done = subprocess.run(
-            ["git", "ls-remote", "--", checkout.fetch_url(loaded, source), source.ref],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = run_tool(command, why=HostReason.GIT, env=env, timeout=60)
+    except (OSError, ToolTimeout):
         return ""
     first = done.stdout.split()
     return first[0] if done.returncode == 0 and first else ""

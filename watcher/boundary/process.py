@@ -1,7 +1,8 @@
 """Children of a suite run: scrubbed environment, own process group, timeouts, logs on disk.
 
-Every command a run starts (installers, the server under test, the conformance suite) goes
-through here, so that no secret of the watcher reaches it and nothing outlives its step.
+Every command a run starts (installers, the server under test, the conformance suite, git) goes
+through here, so that no secret of the watcher reaches it and nothing outlives its step. Each names
+where it runs: a `Launcher`, which is a room (`sandbox.Room`) or the host for a named reason (`launch.Host`).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from pathlib import Path
 import httpx
 
 from watcher.boundary import reaper
-from watcher.boundary.sandbox import Launcher
+from watcher.boundary.launch import Launcher
+from watcher.boundary.network import Reach
 from watcher.core.logs import redact
 
 # Inherited from the watcher's own environment; everything else is dropped.
@@ -171,6 +173,8 @@ class CommandResult:
     log: str = ""
     """Path of the combined stdout/stderr log."""
     tail: str = ""
+    where: str = ""
+    """Where it ran: the room (and its network) or the host, with the reason (`Launcher.describe`)."""
 
     @property
     def ok(self) -> bool:
@@ -193,13 +197,13 @@ def run_command(
     log_path: Path,
     cancel: threading.Event | None = None,
     stdout_path: Path | None = None,
-    launcher: Launcher | None = None,
+    launcher: Launcher,
 ) -> CommandResult:
     """Run a command in its own process group; its output goes to `log_path` (stdout apart if asked).
-    `launcher` starts it (inside the run boundary when it is a sandbox room); whatever the command left
+    `launcher` starts it: a room, or the host for the reason it names; whatever the command left
     running is killed when it ends, even processes that left its group (`reaper.sweep`)."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    launch = launcher or Launcher()
+    launch = launcher
     result = _run_once(command, cwd, env, timeout, log_path, cancel, stdout_path, launch)
     if not result.ok and not result.cancelled and launch.setup_failed(tail(log_path, 1)):
         # bwrap could not set the room up (a transient kernel answer): that is not the command's doing.
@@ -235,7 +239,9 @@ def _run_once(
             launch.close()
             log.write(f"cannot start {command[0]}: {exc}\n".encode())
             log.flush()
-            return CommandResult(list(command), None, 0.0, log=str(log_path), tail=tail(log_path))
+            return CommandResult(
+                list(command), None, 0.0, log=str(log_path), tail=tail(log_path), where=launch.describe()
+            )
         timed_out = cancelled = False
         try:
             while proc.poll() is None:
@@ -261,6 +267,7 @@ def _run_once(
         cancelled=cancelled,
         log=str(log_path),
         tail=tail(log_path),
+        where=launch.describe(),
     )
 
 
@@ -316,10 +323,10 @@ class ServerProcess:
         transport: str,
         http_path: str = "/mcp",
         port: int | None = None,
-        launcher: Launcher | None = None,
+        launcher: Launcher,
     ) -> None:
         self.command = list(command)
-        self.launcher = launcher or Launcher()
+        self.launcher = launcher
         self.mark = reaper.new_mark()
         self.host_port = port
         """Where the watcher reaches the server: its own port, or the relay's when it runs in a room."""
@@ -339,6 +346,12 @@ class ServerProcess:
         if self.transport != "http" or self.host_port is None:
             return None
         return f"http://127.0.0.1:{self.host_port}{self.http_path}"
+
+    def reach(self) -> Reach | None:
+        """How an HTTP server is reached, by the watcher and by a room forwarding its port (None: stdio)."""
+        if self.url is None or self.port is None:
+            return None
+        return Reach(self.url, self.port, self.http_path, self.launcher.netns_pid)
 
     def __enter__(self) -> ServerProcess:
         return self

@@ -15,14 +15,16 @@ the watcher's venv or the home folders. It has its own PID namespace and `--die-
 process it started dies with it; no capabilities; and when the watcher is root, it runs as uid/gid
 65534 (`setpriv` as the room's first command), so root-only files stay closed.
 
-Network: the install step gets a network namespace whose only way out is slirp4netns with
-`--disable-host-loopback` (outbound to the registries; the host's 127.0.0.1 services are unreachable);
-the run step gets no network but its own loopback. The watcher's clients (readiness, conformance suite,
-snapshot) reach an HTTP server through `relay.py`, a small forwarder that joins the room's network
-namespace — the server itself has no route out.
+Network (`network.py`, one parameter of a room): the install step gets a network namespace whose only way out
+is slirp4netns with `--disable-host-loopback` (outbound to the registries; the host's 127.0.0.1 services are
+unreachable), or, for a registry on the host's loopback, that one port forwarded; the server under test gets no
+network but its own loopback; the conformance suite's room gets one forwarded port, to the server under test.
+The watcher's clients (snapshot, evaluation) reach an HTTP server through `relay.py`, a small forwarder that
+joins the room's network namespace — the server itself has no route out.
 
-`suites.sandbox`: `auto` (bubblewrap when `bwrap` and `slirp4netns` work here, else none, with a
-warning), `bubblewrap` (a run without it is an error) or `off`.
+`suites.sandbox`: `auto` (bubblewrap when `bwrap` and `slirp4netns` work here; where they do not, outside code
+is refused), `bubblewrap` (the same, said explicitly: the deploy kit ships it) or `none` (`off` is the same):
+the explicit opt-out, outside code runs on the host.
 """
 
 from __future__ import annotations
@@ -36,7 +38,6 @@ import os
 import select
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Iterable, Sequence
@@ -45,13 +46,22 @@ from pathlib import Path
 from typing import IO, Any, Literal
 from urllib.parse import unquote, urlparse
 
-from watcher.boundary import reaper
-from watcher.boundary.relay import netns_owner
+from watcher.boundary import network as networks
+from watcher.boundary import reaper, relay
+from watcher.boundary.launch import Host, HostReason, Launcher, ToolTimeout, run_tool, spawn
+from watcher.boundary.network import Forwarded, Network
+from watcher.core.errors import SuiteError
 
 log = logging.getLogger(__name__)
 
-Setting = Literal["auto", "bubblewrap", "off"]
-Network = Literal["none", "registry"]
+Setting = Literal["auto", "bubblewrap", "none", "off"]
+OPT_OUT = ("none", "off")
+"""The explicit opt-out (`off` is an older spelling of `none`): outside code runs on the host."""
+
+
+class RoomRefused(SuiteError):
+    """Outside code was to run, and the sandbox that `suites.sandbox` asks for cannot be had here."""
+
 
 # The system, read-only. A top-level link (/bin -> usr/bin on merged-/usr systems) is recreated as a link.
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
@@ -76,7 +86,8 @@ class Sandbox:
     isolated_network: bool = False
     """True when bwrap can give a room a network namespace of its own (always so when active)."""
     refused: bool = False
-    """`suites.sandbox: bubblewrap` was asked for but cannot run: runs are errors, not unsandboxed."""
+    """A room was asked for (`auto` or `bubblewrap`) but cannot be made here: outside code is refused (runs are
+    errors), never run without one. Only `none` runs it on the host."""
     slirp: str | None = None
     """slirp4netns: the install step's only way out (to the registries, not the host's loopback)."""
 
@@ -94,7 +105,10 @@ class Sandbox:
         }
 
     def network_note(self) -> str:
-        return "install: registries only (slirp4netns, no host loopback); run: own loopback only"
+        return (
+            "install: registries only (slirp4netns, no host loopback); run: own loopback only; "
+            "conformance suite: one forwarded port, to the server under test"
+        )
 
     def user_note(self) -> str:
         if os.geteuid() == 0:
@@ -120,7 +134,10 @@ class Sandbox:
     ) -> list[str]:
         """`command` inside a room with no network but its own loopback (unchanged when there is none).
         `readable` folders are bound read-only, `writable` ones read-write, `hidden` paths inside them masked;
-        `protected` files inside a writable folder (the watcher's own log there) stay read-only and in place."""
+        `protected` files inside a writable folder (the watcher's own log there) stay read-only and in place.
+        RoomRefused when a room was asked for and cannot be had: the command is never handed back bare."""
+        if self.refused:
+            raise RoomRefused(self.reason)
         if not self.active:
             return list(command)
         assert self.bwrap is not None
@@ -167,9 +184,12 @@ class Sandbox:
         network: Network = "none",
         protected: Iterable[str | os.PathLike[str]] = (),
     ) -> Launcher:
-        """How a step's command is started: inside a room when the sandbox is active, else as it is."""
+        """How a step that runs outside code is started: inside a room when the sandbox is active, on the host
+        under `suites.sandbox: none`; RoomRefused when a room was asked for and cannot be had."""
+        if self.refused:
+            raise RoomRefused(self.reason)
         if not self.active:
-            return Launcher()
+            return Host(HostReason.OPTED_OUT)
         return Room(self, tuple(readable), tuple(writable), tuple(hidden), network, tuple(protected))
 
     def hand_over(self, folder: Path) -> None:
@@ -201,29 +221,10 @@ def _chown_tree(folder: Path, uid: int, gid: int) -> None:
                 os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
 
 
-class Launcher:
-    """Starts a step's command as it is (no sandbox); `Room` starts it inside bubblewrap."""
-
-    netns_pid: int | None = None
-
-    def start(self, command: Sequence[str], **popen: Any) -> subprocess.Popen[bytes]:
-        return subprocess.Popen(list(command), **popen)
-
-    def expose(self, port: int) -> int:
-        """The host port at which the watcher reaches the step's `port` (the same one without a room)."""
-        return port
-
-    def setup_failed(self, last_line: str) -> bool:
-        """True when a failed command's last output line says the room itself could not be made."""
-        return False
-
-    def close(self) -> None:
-        return None
-
-
 @dataclass
 class Room(Launcher):
-    """One bubblewrap room for one step: its own namespaces, and for the install step a slirp4netns link."""
+    """One bubblewrap room for one step: its own namespaces, and its network (`network.py`): a slirp4netns link
+    for an install from a registry, or one port forwarded by the relay."""
 
     sandbox: Sandbox
     readable: tuple[str | os.PathLike[str], ...]
@@ -234,7 +235,12 @@ class Room(Launcher):
     helpers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     _resolv: str | None = None
 
+    def describe(self) -> str:
+        return f"bubblewrap room (network: {networks.describe(self.network)})"
+
     def start(self, command: Sequence[str], **popen: Any) -> subprocess.Popen[bytes]:
+        """Start `command` in the room. The room waits (`--block-fd`) until its network is ready; a forward
+        that cannot be made is an OSError (the room is stopped first), never a command started without it."""
         cwd = popen.get("cwd") or os.getcwd()
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
@@ -253,7 +259,7 @@ class Room(Launcher):
         )
         passed = tuple(popen.pop("pass_fds", ())) + (info_w, block_r)
         try:
-            proc = subprocess.Popen(argv, pass_fds=passed, **popen)
+            proc = spawn(argv, pass_fds=passed, **popen)
         finally:
             os.close(info_w)
             os.close(block_r)
@@ -262,12 +268,21 @@ class Room(Launcher):
             self.netns_pid = int(info["child-pid"]) if info else None
             if self.network == "registry" and self.netns_pid is not None:
                 self._link(self.netns_pid)
-        finally:
-            os.close(info_r)
-            # Releases the command (it waits on --block-fd until the room's network is ready).
-            with contextlib.suppress(OSError):
-                os.write(block_w, b"1")
+            elif isinstance(self.network, Forwarded) and self.netns_pid is not None:
+                self._forward(self.netns_pid, self.network)
+        except OSError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()  # --die-with-parent: the room's processes end with bwrap
+            proc.wait()
             os.close(block_w)
+            os.close(info_r)
+            self.close()
+            raise
+        os.close(info_r)
+        # Releases the command (it waits on --block-fd until the room's network is ready).
+        with contextlib.suppress(OSError):
+            os.write(block_w, b"1")
+        os.close(block_w)
         return proc
 
     def _link(self, pid: int) -> None:
@@ -278,14 +293,19 @@ class Room(Launcher):
         command = [self.sandbox.slirp, "--configure", "--mtu=65520", "--disable-host-loopback"]
         command += ["--ready-fd", str(ready_w)]
         passed = [ready_w]
-        if os.geteuid() != 0:  # the user namespace that owns the room's network (relay.netns_owner says why)
-            passed.append(netns_owner(pid))
+        if os.geteuid() != 0:
+            # The user namespace that owns the room's network (not the room's own: bwrap nests that one).
+            net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
+            try:
+                passed.append(relay.owner_userns(net))
+            finally:
+                os.close(net)
             command += ["--userns-path", f"/proc/self/fd/{passed[-1]}"]
         command += [str(pid), "tap0"]
         try:
-            helper = subprocess.Popen(
+            helper = spawn(
                 command,
-                pass_fds=tuple(passed),
+                pass_fds=passed,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
@@ -306,6 +326,13 @@ class Room(Launcher):
                 helper.wait(5),
             )
 
+    def _forward(self, pid: int, forwarded: Forwarded) -> None:
+        """The room's 127.0.0.1:port, forwarded by the relay (listening in the room, connecting to its target)."""
+        helper, port = networks.start_relay(pid, forwarded.to, forwarded.port)
+        self.helpers.append(helper)
+        if port != forwarded.port:
+            raise OSError(f"the relay could not forward port {forwarded.port} into the room")
+
     def setup_failed(self, last_line: str) -> bool:
         # e.g. "bwrap: loopback: Failed RTM_NEWADDR: No child processes", seen now and then under load.
         return last_line.startswith("bwrap: ")
@@ -314,22 +341,12 @@ class Room(Launcher):
         """Start the relay into the room's network namespace; returns its port on the host's loopback."""
         if self.netns_pid is None:
             return port
-        helper = subprocess.Popen(
-            [sys.executable, "-m", "watcher.boundary.relay", str(self.netns_pid), str(port)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env={"PATH": os.environ.get("PATH", os.defpath), "PYTHONPATH": os.pathsep.join(sys.path)},
-            start_new_session=True,
-        )
+        helper, host_port = networks.start_relay(None, networks.Endpoint(port, self.netns_pid), port)
         self.helpers.append(helper)
-        assert helper.stdout is not None
-        ready, _, _ = select.select([helper.stdout], [], [], START_SECONDS)
-        line = helper.stdout.readline().decode().strip() if ready else ""
-        if not line.isdigit():
+        if host_port is None:
             log.warning("the relay into the server's network namespace did not start")
             return port
-        return int(line)
+        return host_port
 
     def close(self) -> None:
         for helper in self.helpers:
@@ -479,8 +496,9 @@ def local_package_sources() -> list[Path]:
 def _run_probe(command: list[str]) -> str | None:
     """None when the command ran; else why not (its last line of output)."""
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=PROBE_SECONDS, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        env = {"PATH": os.environ.get("PATH", os.defpath)}
+        done = run_tool(command, why=HostReason.HELPER, env=env, timeout=PROBE_SECONDS)
+    except (OSError, ToolTimeout) as exc:
         return str(exc)
     if done.returncode == 0:
         return None
@@ -505,10 +523,11 @@ def find_slirp() -> str | None:
 
 
 def choose(setting: Setting, *, announce: bool = True) -> Sandbox:
-    """The sandbox `suites.sandbox` asks for, as far as this machine allows. Running without one is logged once
-    per process (`announce=False`: the caller says it, and it is not said again)."""
-    if setting == "off":
-        return Sandbox("off", "suites.sandbox is off")
+    """The sandbox `suites.sandbox` asks for, as far as this machine allows. Only the explicit opt-out (`none`,
+    or `off`) runs outside code on the host; `auto` and `bubblewrap` without a working bwrap refuse it. The
+    refusal is logged once per process (`announce=False`: the caller says it, and it is not said again)."""
+    if setting in OPT_OUT:
+        return Sandbox("off", f"suites.sandbox is {setting}")
     bwrap = find_bwrap()
     slirp = find_slirp()
     problem, network = probe(bwrap) if bwrap else ("bwrap is not installed (Debian package bubblewrap)", False)
@@ -518,8 +537,12 @@ def choose(setting: Setting, *, announce: bool = True) -> Sandbox:
         return Sandbox("bubblewrap", bwrap, bwrap=bwrap, isolated_network=network, slirp=slirp)
     if setting == "bubblewrap":
         return Sandbox("off", f"suites.sandbox is bubblewrap, but it cannot run here: {problem}", refused=True)
-    _warn_once(f"suite runs are not sandboxed: {problem}", announce)
-    return Sandbox("off", f"auto: the sandbox cannot run here ({problem}); servers run without a sandbox")
+    reason = (
+        f"suites.sandbox is auto, but bubblewrap cannot run here ({problem}): outside code is refused; "
+        "set suites.sandbox: none to run it without a sandbox"
+    )
+    _warn_once(reason, announce)
+    return Sandbox("off", reason, refused=True)
 
 
 _warned: set[str] = set()
@@ -535,6 +558,6 @@ def _warn_once(text: str, announce: bool = True) -> None:
 
 def self_check(setting: Setting) -> dict[str, object]:
     """The boundary this process gives runs, for the start-up log, `status` and `/readyz`:
-    `ok` is False when `suites.sandbox: bubblewrap` is set and cannot be had (runs are refused)."""
+    `ok` is False when a room is asked for (`auto`, `bubblewrap`) and cannot be had (runs are refused)."""
     chosen = choose(setting, announce=False)  # the caller says it (the start-up log, status, /readyz)
     return {**chosen.to_json(), "setting": setting, "ok": not chosen.refused, "text": chosen.describe()}

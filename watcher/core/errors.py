@@ -18,6 +18,8 @@
     ├── SuiteError                a step of a suite run could not be carried out (install, start, baseline)
     │   ├── ConformanceError      the conformance suite would not install or its inputs are unusable
     │   ├── ToolMissing           Node or npm is not available
+    │   ├── RoomRefused           outside code was to run and no room can be made here (suites.sandbox is
+    │   │                         auto or bubblewrap) (watcher.boundary.sandbox)
     │   └── Cancelled             the run was cancelled (the service is stopping)
     ├── ContractError
     │   └── SnapshotError         a snapshot folder is missing or malformed (watcher.contract.diff)

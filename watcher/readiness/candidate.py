@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 from watcher.config import LoadedConfig
@@ -18,7 +17,7 @@ from watcher.core.store import Store
 from watcher.readiness.notices import candidate_notice
 from watcher.readiness.suite import install
 from watcher.suites.judge import conformance
-from watcher.suites.runner import ServerStep
+from watcher.suites.runner import ServerStep, StepTarget
 from watcher.suites.settings import Server
 
 KV_CANDIDATES = "readiness:candidates"
@@ -59,19 +58,20 @@ def comparison_step(
 ) -> ServerStep:
     configured = loaded.resolve(server.expected_failures) if server.expected_failures else None
 
-    def step(url: str, out_dir: Path, secret_names: set[str], cancel: threading.Event | None) -> dict[str, Any]:
+    def step(target: StepTarget) -> dict[str, Any]:
         both: dict[str, Any] = {}
         for label, tool in zip(("pinned", "candidate"), tools, strict=True):
             both[label] = [
                 conformance.run_requirement_set(
                     tool,
-                    url=url,
+                    server=target.server,
+                    boundary=target.boundary,
                     revision=revision,
                     baseline_path=conformance.expected_failures_path(configured, revision),
-                    out_dir=out_dir / label / revision,
+                    out_dir=target.out_dir / label / revision,
                     timeout=server.timeouts.suite,
-                    secret_names=secret_names,
-                    cancel=cancel,
+                    secret_names=target.secret_names,
+                    cancel=target.cancel,
                 )
                 for revision in server.requirements
             ]

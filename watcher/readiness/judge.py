@@ -6,8 +6,6 @@ with its failing check ids, the first message and the spec links the suite gives
 
 from __future__ import annotations
 
-import threading
-from pathlib import Path
 from typing import Any
 
 from watcher.boundary.process import tail
@@ -15,7 +13,7 @@ from watcher.notify.blocks import safe_url
 from watcher.readiness.plan import cli_arguments
 from watcher.suites.judge import conformance
 from watcher.suites.judge.conformance import FAILING, Baseline, ConformanceTool, collect_checks, evaluate
-from watcher.suites.runner import ServerStep
+from watcher.suites.runner import ServerStep, StepTarget
 
 
 def to_fix(results: dict[str, list[dict[str, Any]]], failing: list[str]) -> list[dict[str, Any]]:
@@ -45,19 +43,25 @@ def judge(results: dict[str, list[dict[str, Any]]], tool: ConformanceTool, set_n
 
 
 def readiness_step(tool: ConformanceTool, set_name: str, timeout: float) -> ServerStep:
-    """The step `runner.run_step` runs against the started server."""
+    """The step `runner.run_step` runs against the started server (the suite in a room of its own)."""
 
-    def step(url: str, out_dir: Path, secret_names: set[str], cancel: threading.Event | None) -> dict[str, Any]:
-        run, results_dir = conformance.invoke_suite(
-            tool,
-            url=url,
-            arguments=cli_arguments(set_name),
-            out_dir=out_dir,
-            timeout=timeout,
-            secret_names=secret_names,
-            cancel=cancel,
-        )
+    def step(target: StepTarget) -> dict[str, Any]:
         base: dict[str, Any] = {"set": set_name, "suite_version": tool.version, "arguments": cli_arguments(set_name)}
+        out_dir = target.out_dir
+        try:
+            run, results_dir = conformance.invoke_suite(
+                tool,
+                server=target.server,
+                boundary=target.boundary,
+                arguments=cli_arguments(set_name),
+                out_dir=out_dir,
+                timeout=timeout,
+                secret_names=target.secret_names,
+                cancel=target.cancel,
+            )
+        except conformance.ConformanceError as exc:
+            return {**base, "error": str(exc)}
+        base["room"] = run.where
         if run.timed_out or run.cancelled:
             return {**base, "error": f"the conformance suite {run.describe()}"}
         results = collect_checks(results_dir)

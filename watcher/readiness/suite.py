@@ -2,8 +2,9 @@
 
 Polling goes through the poller (conditional requests, the poll record); the suite is stored under the source
 name ``SUITE_SOURCE`` and no team lists it, so its versions are never release notices. Reading a version installs
-it into the tools environment (``conformance.ensure_conformance``, inside the suites' isolation) and lists the
-``requirements/<set>.yaml`` files it ships with the server scenarios each scores.
+it into the tools environment (``conformance.ensure_conformance``, in a room of its own like any outside code: this
+is the newest version, unpinned on purpose) and lists the ``requirements/<set>.yaml`` files it ships with the
+server scenarios each scores.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from watcher.boundary import sandbox
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.core.errors import WatcherError
 from watcher.core.store import Store
@@ -72,6 +74,7 @@ def install(
     return conformance.ensure_conformance(
         f"{name}@{version}",
         tools_dir(loaded),
+        boundary=sandbox.choose(loaded.config.suites.sandbox),
         registry=loaded.config.conformance.npm_registry,
         timeout=timeout,
         secret_names=secret_env_names(loaded.config),

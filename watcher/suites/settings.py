@@ -235,7 +235,8 @@ class SuiteSettings(StrictModel):
     """Also run the suites for new stable releases, not only pre-releases."""
     on_baseline: bool = True
     """When an SDK is first seen (baseline), run its servers once against its newest version."""
-    sandbox: Literal["auto", "bubblewrap", "off"] = "auto"
-    """The server under test inside bubblewrap: auto (when bwrap works here), bubblewrap (required), off."""
+    sandbox: Literal["auto", "bubblewrap", "none", "off"] = "auto"
+    """Outside code (installs, builds, servers, the conformance suite) in bubblewrap rooms: auto and bubblewrap
+    refuse it where bwrap cannot run; none (or its older spelling off) is the explicit opt-out."""
     shared_wheels: bool = True
     """Builds in a room take registry wheels from `<envs_dir>/_wheels` (hash-checked, read-only to rooms)."""

@@ -39,6 +39,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from watcher.boundary import sandbox as sandboxes
+from watcher.boundary.launch import Host, HostReason, Launcher
 from watcher.boundary.process import run_command, scrubbed_env
 from watcher.core import untrusted
 from watcher.core.errors import ToolMissing
@@ -177,21 +178,20 @@ def prepare_env(
     secret_names: set[str],
     cancel: threading.Event | None = None,
     prepare: Sequence[Sequence[str]] = (),
-    boundary: sandboxes.Sandbox | None = None,
+    boundary: sandboxes.Sandbox,
     shared_wheels: shared.SharedWheels | None = None,
 ) -> EnvResult:
     """Return a ready environment for the server under `sdk_version`, building it when not cached (inside
     `boundary`'s room when it is active). A cached one is used only when its sealed digest still matches.
-    `shared_wheels` (used only with a room): the download cache the build reads and the watcher fills."""
+    `shared_wheels` (used only with a room): the download cache the build reads and the watcher fills.
+    A `boundary` that is refused (a room asked for, none to be had) builds nothing: the result says why."""
     started = time.monotonic()
-    if not project.is_dir():
+    refusal = f"not built: {boundary.reason}" if boundary.refused else None
+    if refusal is None and not project.is_dir():
+        refusal = f"the server's project folder does not exist: {project}"
+    if refusal is not None:
         return EnvResult(
-            ok=False,
-            language=language,
-            sdk_package=sdk_package,
-            sdk_version=sdk_version,
-            path="",
-            error=f"the server's project folder does not exist: {project}",
+            ok=False, language=language, sdk_package=sdk_package, sdk_version=sdk_version, path="", error=refusal
         )
     key = env_key(language, sdk_package, sdk_version, project, prepare)
     env_dir = envs_dir / _safe(server_name) / f"{_safe(sdk_version)}-{key}"
@@ -222,7 +222,7 @@ def prepare_env(
             "other": functools.partial(build_declared, prepare=prepare),
         }
         build = builders[language]
-        room = boundary if boundary is not None and boundary.active else None
+        room = boundary if boundary.active else None
         wheels = _usable(shared_wheels) if room is not None and language == "python" else None
         context = BuildContext(env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel, result, room)
         context.shared_wheels = wheels
@@ -430,11 +430,12 @@ class BuildContext:
             )
         return env
 
-    def launcher(self) -> sandboxes.Launcher:
+    def launcher(self) -> Launcher:
         """The room for one build step: the environment's folder writable, the toolchain and the local
-        package indexes readable, network to the registries only."""
+        package indexes readable, network to the registries only. No room only under `suites.sandbox: none`
+        (prepare_env refuses a build when a room was asked for and cannot be had)."""
         if self.boundary is None:
-            return sandboxes.Launcher()
+            return Host(HostReason.OPTED_OUT)
         cache = [self.shared_wheels.folder] if self.shared_wheels is not None else []
         return self.boundary.room(
             readable=[*toolchain.runtime_paths(), *sandboxes.local_package_sources(), *cache],

@@ -10,10 +10,10 @@ import contextlib
 import functools
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
+from watcher.boundary.launch import HostReason, ToolTimeout, run_tool
 from watcher.core.errors import ToolMissing as ToolMissing
 
 MIN_NODE_MAJOR = 22  # the conformance suite's 0.2.0 line needs fs.globSync
@@ -48,7 +48,13 @@ def npm_command() -> list[str]:
 
 @functools.cache
 def node_version() -> str:
-    out = subprocess.run([node(), "--version"], capture_output=True, text=True, timeout=30, check=True)
+    env = {"PATH": os.environ.get("PATH", os.defpath), "LANG": "C.UTF-8"}
+    try:
+        out = run_tool([node(), "--version"], why=HostReason.TOOL_QUERY, env=env, timeout=30)
+    except (OSError, ToolTimeout) as exc:
+        raise ToolMissing(f"Node did not answer `node --version`: {exc}") from exc
+    if out.returncode != 0:
+        raise ToolMissing(f"`node --version` exited {out.returncode}: {out.stderr.strip()[-200:]}")
     return out.stdout.strip().lstrip("v")
 
 

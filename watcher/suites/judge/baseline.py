@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 
 from watcher.boundary import sandbox
+from watcher.boundary.network import Reach
 from watcher.config import LoadedConfig, load_config
 from watcher.core.errors import ConfigError, SuiteError, WatcherError
 from watcher.core.timefmt import today_utc
@@ -84,6 +85,8 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
     version = version or server.baseline_sdk_version
     # The stages a check goes through, by hand: build, run, then the judge's tools write what they read.
     run = RunState(loaded, server, version, None, sandbox.choose(loaded.config.suites.sandbox))
+    if run.sandbox.refused:  # the same boundary as a run: the server and the suite run in rooms or not at all
+        raise SuiteError(run.sandbox.reason)
     run.run_dir.mkdir(parents=True, exist_ok=True)
     env = install(run, version)
     if not env.ok:
@@ -94,7 +97,7 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
         if not started.ok:
             raise SuiteError(f"the server did not start: {started.error}\n{started.evidence}")
         if only in (None, "failures"):
-            written += _expected_failures(loaded, run, process.url, version)
+            written += _expected_failures(loaded, run, process.reach(), version)
         if only in (None, "snapshot"):
             if not server.baseline_snapshot:
                 raise ConfigError(f"server {server.name!r} has no baseline_snapshot folder configured")
@@ -105,22 +108,27 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
     return written
 
 
-def _expected_failures(loaded: LoadedConfig, run: RunState, url: str | None, version: str) -> list[Path]:
+def _expected_failures(loaded: LoadedConfig, run: RunState, reach: Reach | None, version: str) -> list[Path]:
     server = run.server
     if not server.expected_failures:
         raise ConfigError(f"server {server.name!r} has no expected_failures file configured")
-    if url is None:
+    if reach is None:
         raise ConfigError(f"server {server.name!r} is not served over HTTP: the conformance suite cannot run")
     settings = loaded.config.conformance
     tool = conformance.ensure_conformance(
-        settings.package, run.envs_dir / "_tools", registry=settings.npm_registry, secret_names=run.secret_names
+        settings.package,
+        run.envs_dir / "_tools",
+        boundary=run.sandbox,
+        registry=settings.npm_registry,
+        secret_names=run.secret_names,
     )
     runs = {}
     for revision in server.requirements:
         out_dir = run.run_dir / "conformance" / revision
         result = conformance.run_requirement_set(
             tool,
-            url=url,
+            server=reach,
+            boundary=run.sandbox,
             revision=revision,
             baseline_path=None,
             out_dir=out_dir,

@@ -1,5 +1,10 @@
 """The conformance suite: install the pinned package once, run it per requirement set, read checks.json.
 
+A suite version is outside code like a beta SDK (readiness installs the newest one on purpose), so with the
+sandbox on each install runs in a room (writable: its own folder; network: the registry only) and each run in
+another (read-only: its install and Node; writable: its output folder; network: one forwarded port, to the
+server under test). Neither sees the state folder, the config, a secret file or any other tool.
+
 The verdict is computed from the files the suite writes (`-o DIR`: one folder per scenario with a
 `checks.json`), not from its pretty stdout, with the suite's four exit rules against the server's
 expected-failures file:
@@ -25,13 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import yaml
+
 from watcher.boundary import sandbox
+from watcher.boundary.launch import Launcher
+from watcher.boundary.network import Forwarded, Reach, registry_network
 from watcher.boundary.process import CommandResult, run_command, scrubbed_env, tail
 from watcher.core import untrusted
 from watcher.core.errors import ConformanceError as ConformanceError
 from watcher.core.errors import UntrustedInputError
 from watcher.suites.build import toolchain
-from watcher.suites.build.env import locked, seal
+from watcher.suites.build.env import locked, remove_env, seal
 
 FAILING = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
@@ -55,10 +64,8 @@ class ConformanceTool:
 
     @property
     def prefix(self) -> Path:
-        """The folder the watcher made for the install (`root` is `<prefix>/node_modules/<name>`): the
-        package's files are read below it, no link followed (the package's own scripts filled it)."""
-        name, _ = split_package_spec(self.package)
-        return self.root.parents[len(PurePosixPath(name).parts)]
+        """The install's own folder (the package and its dependencies, under node_modules/)."""
+        return next(p.parent for p in self.root.parents if p.name == "node_modules")
 
     def requirements_file(self, revision: str) -> Path:
         return self.root / "requirements" / f"{revision}.yaml"
@@ -83,15 +90,18 @@ def ensure_conformance(
     package: str,
     tools_dir: Path,
     *,
+    boundary: sandbox.Sandbox,
     registry: str | None = None,
     timeout: float = 600,
     secret_names: set[str] | None = None,
     cancel: threading.Event | None = None,
-    boundary: sandbox.Sandbox | None = None,
 ) -> ConformanceTool:
-    """Install the pinned suite into `tools_dir` once (later calls reuse it). Raises ConformanceError.
-    With an active `boundary` the install runs in a room (its install scripts are code from a registry):
-    writable only its own folder, network to the registries only, a package cache of its own."""
+    """Install the suite into `tools_dir` once (later calls reuse it). Raises ConformanceError.
+    Its install scripts are code from a registry: with the sandbox on the install runs in a room (writable
+    only its own folder, network to the registry only, a package cache of its own); a `boundary` that is
+    refused installs nothing."""
+    if boundary.refused:
+        raise ConformanceError(f"{package} was not installed: {boundary.reason}")
     toolchain.check_node()
     name, version = split_package_spec(package)
     key = hashlib.sha256(json.dumps([package, registry]).encode()).hexdigest()[:12]
@@ -101,6 +111,7 @@ def ensure_conformance(
     with locked(prefix.with_name(prefix.name + ".lock")):
         if marker.exists():
             return ConformanceTool(package, json.loads(marker.read_text())["version"], root)
+        remove_env(prefix)  # a failed install's leftovers (its scripts may have left links) go first
         prefix.mkdir(parents=True, exist_ok=True)
         (prefix / "package.json").write_text('{"name": "mcp-watcher-tools", "private": true}\n', encoding="utf-8")
         command = [*toolchain.npm_command(), "install", "--no-audit", "--no-fund", "--no-update-notifier", package]
@@ -109,17 +120,17 @@ def ensure_conformance(
         env = scrubbed_env(
             secret_names=secret_names or set(), installer=True, path_prepend=[toolchain.node_bin_dir()]
         ).env
-        launcher = sandbox.Launcher()
-        if boundary is not None and boundary.active:
+        if boundary.active:
             boundary.hand_over(prefix)
             env["TMPDIR"] = "/tmp"
             env["npm_config_cache"] = str(prefix / ".cache")
-            launcher = boundary.room(
-                readable=[*toolchain.runtime_paths(), *sandbox.local_package_sources()],
-                writable=[prefix],
-                network="registry",
-                protected=[prefix / "install.log"],
-            )
+        (prefix / "install.log").touch()  # bound read-only in place: the room cannot swap it for a link
+        launcher = boundary.room(
+            readable=[toolchain.node_root(), *sandbox.local_package_sources()],
+            writable=[prefix],
+            network=registry_network(registry),
+            protected=[prefix / "install.log"],
+        )
         run = run_command(
             command,
             cwd=prefix,
@@ -132,18 +143,28 @@ def ensure_conformance(
         shutil.rmtree(prefix / ".cache", ignore_errors=True)
         if not run.ok:
             raise ConformanceError(f"installing {package} failed ({run.describe()})", run.tail)
-        try:
-            manifest = untrusted.load_json(prefix, root / "package.json", limits=untrusted.SUITE_MANIFEST, expect=dict)
-            installed = str(manifest["version"])
-        except (UntrustedInputError, KeyError) as exc:
-            raise ConformanceError(f"installing {package} left no readable package.json: {exc}") from exc
+        installed = _installed_version(prefix, root, package)
         if version and installed != version:
             raise ConformanceError(f"npm installed {name} {installed}, not the pinned {version}")
-        if boundary is not None and boundary.active:
+        if boundary.active:
             seal(prefix)  # the room's user installed it; nothing of a run may change it afterwards
         marker.unlink(missing_ok=True)  # whatever the install put there (a link would be followed)
         marker.write_text(json.dumps({"package": package, "version": installed}), encoding="utf-8")
         return ConformanceTool(package, installed, root)
+
+
+def _installed_version(prefix: Path, root: Path, package: str) -> str:
+    """The version in the installed package.json, read through the loader for outside files: a plain file
+    inside the install, no link followed (the install's scripts could have made it, or a folder on the way, a
+    link to a file of the host's)."""
+    try:
+        manifest = untrusted.load_json(prefix, root / "package.json", limits=untrusted.SUITE_MANIFEST, expect=dict)
+        version = manifest["version"]
+    except (UntrustedInputError, KeyError) as exc:
+        raise ConformanceError(f"installing {package} left no readable package.json: {exc}") from exc
+    if not isinstance(version, str):
+        raise ConformanceError(f"installing {package} left a package.json whose version is not a string")
+    return version
 
 
 # --- requirement sets and the expected-failures file ----------------------------------------------
@@ -382,30 +403,68 @@ def _first_error(checks: list[dict[str, Any]]) -> str:
 # --- one run of one requirement set -------------------------------------------------------------
 
 
+def suite_room(
+    tool: ConformanceTool, boundary: sandbox.Sandbox, server: Reach, results_dir: Path, inputs: list[Path]
+) -> tuple[Launcher, str]:
+    """Where one run of the suite happens and the URL it is given. With the sandbox on: a room that reads its
+    install, Node and its `inputs`, writes only `results_dir`, and whose one way out is the server's own port,
+    forwarded to the server (so the Host header is the one the server expects). Else the host, as today."""
+    launcher = boundary.room(
+        readable=[tool.prefix, toolchain.node_root(), *inputs],
+        writable=[results_dir],
+        network=Forwarded(server.port, server.endpoint()),
+    )
+    if boundary.active:
+        boundary.hand_over(results_dir)
+        return launcher, server.url_in_room()
+    return launcher, server.url
+
+
+def write_expected_failures_input(baseline: Baseline, path: Path) -> Path:
+    """The entries the watcher judges with, as the file the suite's `--expected-failures` reads (what a room
+    is given instead of the server's own file: nothing else of the host, whatever the configured path is)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump({"server": baseline.entries}, sort_keys=False), encoding="utf-8")
+    return path
+
+
 def invoke_suite(
     tool: ConformanceTool,
     *,
-    url: str,
+    server: Reach,
+    boundary: sandbox.Sandbox,
     arguments: list[str],
     out_dir: Path,
     timeout: float,
     secret_names: set[str],
     cancel: threading.Event | None = None,
+    expected_failures: Baseline | None = None,
 ) -> tuple[CommandResult, Path]:
-    """The suite's CLI against `url` with these arguments (which set, expected failures), its results in
-    ``out_dir/results`` and its output in ``out_dir``'s stderr.log and stdout.log, in a scrubbed environment."""
+    """The suite's CLI against `server` with these arguments (which set) and `expected_failures`, its results in
+    ``out_dir/results`` and its output in ``out_dir``'s stderr.log and stdout.log (outside its room), in a
+    scrubbed environment. Raises ConformanceError when a room is asked for and cannot be had."""
+    if boundary.refused:
+        raise ConformanceError(f"the conformance suite was not run: {boundary.reason}")
     results_dir = out_dir / "results"
     results_dir.mkdir(parents=True, exist_ok=True)
-    command = [toolchain.node(), str(tool.cli), "server", "--url", url, *arguments, "-o", str(results_dir)]
+    inputs: list[Path] = []
+    extra: list[str] = []
+    if expected_failures is not None and expected_failures.path is not None:
+        given = write_expected_failures_input(expected_failures, out_dir / "input" / "expected-failures.yml")
+        inputs.append(given.parent)
+        extra = ["--expected-failures", str(given)]
+    launcher, url = suite_room(tool, boundary, server, results_dir, inputs)
+    command = [toolchain.node(), str(tool.cli), "server", "--url", url, *arguments, *extra, "-o", str(results_dir)]
     env = scrubbed_env(secret_names=secret_names, path_prepend=[toolchain.node_bin_dir()]).env
     run = run_command(
         command,
-        cwd=out_dir,
+        cwd=results_dir,
         env=env,
         timeout=timeout,
         log_path=out_dir / "stderr.log",
         stdout_path=out_dir / "stdout.log",
         cancel=cancel,
+        launcher=launcher,
     )
     return run, results_dir
 
@@ -413,7 +472,8 @@ def invoke_suite(
 def run_requirement_set(
     tool: ConformanceTool,
     *,
-    url: str,
+    server: Reach,
+    boundary: sandbox.Sandbox,
     revision: str,
     baseline_path: Path | None,
     out_dir: Path,
@@ -422,27 +482,33 @@ def run_requirement_set(
     cancel: threading.Event | None = None,
     baseline_root: Path | None = None,
 ) -> dict[str, Any]:
-    """Run the suite for one requirement set against `url` and judge its checks.json files.
+    """Run the suite for one requirement set against `server` and judge its checks.json files.
 
     Returns the set's report; `error` is set (and the counts are absent) when the suite itself
-    could not produce a judgement (bad baseline, timeout, crash without results).
+    could not produce a judgement (bad baseline, no room to be had, timeout, crash without results).
     """
     started = time.monotonic()
     report: dict[str, Any] = {"requirements": revision, "expected_failures_file": str(baseline_path or "")}
     try:
         requirement_set = load_requirement_set(tool, revision)
         baseline = load_baseline(baseline_path, baseline_root)
+        run, results_dir = invoke_suite(
+            tool,
+            server=server,
+            boundary=boundary,
+            arguments=["--requirements", revision],
+            out_dir=out_dir,
+            timeout=timeout,
+            secret_names=secret_names,
+            cancel=cancel,
+            expected_failures=baseline,
+        )
     except ConformanceError as exc:
         report.update(error=str(exc), evidence=exc.evidence, seconds=round(time.monotonic() - started, 2))
         return report
-    arguments = ["--requirements", revision]
-    if baseline_path is not None:
-        arguments += ["--expected-failures", str(baseline_path)]
-    run, results_dir = invoke_suite(
-        tool, url=url, arguments=arguments, out_dir=out_dir, timeout=timeout, secret_names=secret_names, cancel=cancel
-    )
     report["cli_exit_code"] = run.returncode
     report["seconds"] = round(run.seconds, 2)
+    report["room"] = run.where
     if run.timed_out or run.cancelled:
         report.update(error=f"the conformance suite {run.describe()}", evidence=tail(out_dir / "stdout.log"))
         return report

@@ -16,7 +16,8 @@ def run_conformance(run: RunState, server: ServerProcess) -> None:
     revisions = run.server.requirements
     if not revisions:
         return
-    if server.url is None:
+    reach = server.reach()
+    if reach is None:
         run.report["conformance"] = [
             {"requirements": r, "skipped": "the conformance suite tests servers over HTTP only"} for r in revisions
         ]
@@ -28,11 +29,11 @@ def run_conformance(run: RunState, server: ServerProcess) -> None:
         tool = conformance.ensure_conformance(
             settings.package,
             run.envs_dir / "_tools",
+            boundary=run.sandbox,
             registry=settings.npm_registry,
             timeout=run.server.timeouts.install,
             secret_names=run.secret_names,
             cancel=run.cancel,
-            boundary=run.sandbox,
         )
     except (ConformanceError, ToolMissing) as exc:
         run.check_cancel()
@@ -53,7 +54,8 @@ def run_conformance(run: RunState, server: ServerProcess) -> None:
         progress.stage(f"conformance suite, requirement set {revision}")
         result = conformance.run_requirement_set(
             tool,
-            url=server.url,
+            server=reach,
+            boundary=run.sandbox,
             revision=revision,
             baseline_path=baseline_path,
             out_dir=run.run_dir / "conformance" / revision,

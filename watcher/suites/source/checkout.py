@@ -33,6 +33,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from watcher.boundary.launch import Host, HostReason
 from watcher.boundary.process import CommandResult, run_command, scrubbed_env
 from watcher.config import LoadedConfig
 from watcher.core.logs import redact
@@ -172,6 +173,7 @@ def checkout(
             log_path=log,
             cancel=cancel,
             stdout_path=stdout,
+            launcher=Host(HostReason.GIT),  # outside values only after `--`, protocols allow-listed (above)
         )
         if run.ok:
             return run
