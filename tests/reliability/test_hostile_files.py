@@ -327,7 +327,7 @@ def test_a_bad_requirement_set_is_that_suite_versions_recorded_error(
     tool = _suite(tmp_path, {"2026-07-28": "server: [tools-list]\n", "draft": text})
     loaded = central_config(tmp_path, [])
     store = Store(tmp_path / "state" / "watcher.db")
-    monkeypatch.setattr(readiness_suite, "install", lambda _loaded, _version, timeout=600: tool)
+    monkeypatch.setattr(readiness_suite, "install", lambda _loaded, _version, timeout=600, cancel=None: tool)
     found = readiness_suite.inspect(loaded, store, "0.2.0-alpha.13")
     assert found.error is not None and expected in found.error and found.sets == {}
     assert store.get_kv(readiness_suite.KV_INSPECTED)["0.2.0-alpha.13"] == {"error": found.error}
