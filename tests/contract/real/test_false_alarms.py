@@ -185,7 +185,9 @@ def test_a_member_of_experimental_dropped_still_counts(tmp_path: Path) -> None:
     record["capabilities"]["experimental"] = {"io.example/streaming": {}}
     server_json.write_text(json.dumps(record))
     report = diff_snapshots(baseline, REAL / "time" / "2026.10.19")
-    assert ("capability_removed", "experimental") in _breaking(report)
+    # Non-standard by definition (issue 36): dangerous, not breaking, and still named.
+    dangerous = {(c["rule"], c["name"]) for c in report["changes"] if c["grade"] == "dangerous"}
+    assert ("experimental_capability_removed", "experimental.io.example/streaming") in dangerous
 
 
 # -- client-capability profile ---------------------------------------------------------------------
