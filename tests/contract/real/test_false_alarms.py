@@ -17,6 +17,7 @@ from watcher.contract.schema_diff import MAX_SAFE_INTEGER, diff_schemas, effecti
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 PAIRS = [
+    ("everything", "2025.7.29", "2025.9.25"),
     ("everything", "2025.9.25", "2025.11.25"),
     ("everything", "2025.11.25", "2026.1.26"),
     ("everything", "2026.1.26", "2026.8.31"),
@@ -28,6 +29,8 @@ PAIRS = [
     ("time", "2026.1.26", "2026.10.19"),
 ]
 TRUE_BREAKING: dict[tuple[str, str, str], set[tuple[str, str]]] = {
+    # startElicitation, offered to every client in 2025.7.29, only to clients that declare elicitation after.
+    ("everything", "2025.7.29", "2025.9.25"): {("tool_requires_capability", "startElicitation")},
     ("everything", "2025.11.25", "2026.1.26"): {
         *{
             ("tool_renamed", name)
@@ -214,3 +217,19 @@ def _copy(tmp_path: Path, server: str, version: str) -> Path:
     target = tmp_path / f"{server}-{version}"
     shutil.copytree(REAL / server / version, target)
     return target
+
+
+# -- 5. what the spec defines is the contract (issue 36) ------------------------------------------
+
+
+def test_a_client_capability_a_server_stopped_declaring_is_information() -> None:
+    declared = json.loads((REAL / "everything" / "2025.7.29" / "legacy" / "server.json").read_text())
+    assert declared["capabilities"]["elicitation"] == {} and declared["capabilitiesSource"] == "raw-initialize"
+    report = _diff("everything", "2025.7.29", "2025.11.25")
+    about = [c for c in report["changes"] if c["name"] == "elicitation"]
+    assert [(c["rule"], c["grade"], c["path"]) for c in about] == [
+        ("non_spec_capability_changed", "info", "capabilities.elicitation")
+    ]
+    assert "elicitation is a client capability" in about[0]["hint"]
+    # The real change beside it is still found: a bare client no longer gets startElicitation.
+    assert _breaking(report) == {("tool_requires_capability", "startElicitation")}
