@@ -2,9 +2,10 @@
 
 `{type: string, enum: [a, b]}`, `anyOf: [{const: a}, {const: b}]` and `oneOf: [{enum: [a]}, {const: b}]`
 accept the same two strings. When both sides spell their values as one `const` per member, the walker pairs
-the members by value (and compares each member's own description); when the spellings differ, each side's
-value members are merged here into one `{type, enum}` per JSON type of the values, so that the walker
-compares value sets, and the members' own annotations are set beside them to be compared by value.
+the members by value (and compares each member's own description); when the spellings differ (or only one
+side has value members), each side's value members are merged here into one `{type, enum}` per JSON type of
+the values, so that the walker compares value sets (and a string's enum with the other side's pattern in
+view), and the members' own annotations are set beside them to be compared by value.
 """
 
 from __future__ import annotations
@@ -56,12 +57,15 @@ def value_type(value: Any) -> str:
 
 
 def needs_merging(va: Variants, vb: Variants) -> bool:
-    """Whether the two sides spell their value members differently (one `const` per member on one side, an
-    `enum` member or an enum-typed node on the other, or both within one side)."""
+    """Whether the value members must be merged to be compared: one side spells its values as one `const` per
+    member and the other does not (an `enum` member, an enum-typed node, or no value member at all: then the
+    const side's values meet the other side's keywords as one `enum`)."""
+    const_a, const_b = (any(key.startswith("const:") for key in side) for side in (va, vb))
+    if not (const_a or const_b):
+        return False
     members = [(key, variant) for side in (va, vb) for key, (variant, _) in side.items()]
-    by_const = any(key.startswith("const:") for key, _ in members)
     by_enum = any(not key.startswith("const:") and finite_values(variant) is not None for key, variant in members)
-    return by_const and by_enum
+    return by_enum or not (const_a and const_b)
 
 
 def merge_values(variants: Variants) -> ValueSets:
