@@ -183,7 +183,7 @@ def type_slice(node: dict[str, Any], type_name: str) -> dict[str, Any] | None:
 def covers_type(values: list[Any], type_name: str) -> bool:
     """Whether the values are every value of the type (`null`; `true` and `false`): listing them adds nothing."""
     if type_name == "null":
-        return bool(values)
+        return any(v is None for v in values)
     return type_name == "boolean" and {canonical(v) for v in values} == {"true", "false"}
 
 

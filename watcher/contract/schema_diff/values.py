@@ -84,10 +84,21 @@ def merge_values(variants: Variants) -> ValueSets:
         own = {k: v for k, v in variant.items() if k in ANNOTATIONS or k.startswith("x-")}
         if own and len(values) == 1:
             notes[canonical(values[0])] = own
+    whole_types = {_whole_type(variant) for variant, _ in kept.values()} - {None}
     for type_name, values in grouped.items():
+        if type_name in whole_types:
+            continue  # another member accepts every value of this type: these values add nothing
         merged: dict[str, Any] = {"type": type_name}
         if not covers_type(values, type_name):
             merged["enum"] = values
         name = type_name if type_name not in kept else f"{type_name}:values"
         kept[name] = (merged, ())
     return ValueSets(kept, notes)
+
+
+def _whole_type(variant: Any) -> str | None:
+    """The type a member accepts every value of (`{type: T}` and annotations only), else None."""
+    if not isinstance(variant, dict) or not isinstance(variant.get("type"), str):
+        return None
+    rest = {k for k in variant if k not in ANNOTATIONS and k not in IGNORED and not k.startswith("x-")}
+    return variant["type"] if rest == {"type"} else None
