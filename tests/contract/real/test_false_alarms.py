@@ -233,3 +233,27 @@ def test_a_client_capability_a_server_stopped_declaring_is_information() -> None
     assert "elicitation is a client capability" in about[0]["hint"]
     # The real change beside it is still found: a bare client no longer gets startElicitation.
     assert _breaking(report) == {("tool_requires_capability", "startElicitation")}
+
+
+def test_a_published_zod_3_to_4_rewrite_of_enums_is_no_narrowing() -> None:
+    # Issue 36's search server: a patch release whose zod 4 spells each union of literals as anyOf of const.
+    old = json.loads((REAL / "brave-search" / "2.0.63" / "legacy" / "tools.json").read_text())
+    new = json.loads((REAL / "brave-search" / "2.0.80" / "legacy" / "tools.json").read_text())
+    web_old, web_new = (next(t for t in tools if t["name"] == "brave_web_search") for tools in (old, new))
+    assert web_old["inputSchema"]["properties"]["units"]["enum"] == ["metric", "imperial"]
+    assert [m["const"] for m in web_new["inputSchema"]["properties"]["units"]["anyOf"]] == ["metric", "imperial"]
+    report = _diff("brave-search", "2.0.63", "2.0.80")
+    assert not _breaking(report)
+    assert not [c for c in report["changes"] if ".units" in (c["path"] or "") or ".safesearch" in (c["path"] or "")]
+
+
+def test_a_value_dropped_inside_the_published_rewrite_is_still_found(tmp_path: Path) -> None:
+    candidate = _copy(tmp_path, "brave-search", "2.0.80")
+    for tools_json in candidate.rglob("legacy/tools.json"):
+        tools = json.loads(tools_json.read_text())
+        web = next(t for t in tools if t["name"] == "brave_web_search")
+        units = web["inputSchema"]["properties"]["units"]
+        units["anyOf"] = [m for m in units["anyOf"] if m["const"] != "imperial"]
+        tools_json.write_text(json.dumps(tools))
+    report = diff_snapshots(REAL / "brave-search" / "2.0.63", candidate)
+    assert _breaking(report) == {("type_narrowed", "brave_web_search")}
