@@ -1,5 +1,5 @@
-"""Proof that a change of the diff's speed changed no verdict: every output of `mcp-watcher diff` byte-identical
-between this checkout and a git revision.
+"""Every verdict of `mcp-watcher diff` that changed between this checkout and a git revision, each with its reason;
+every other output byte-identical.
 
     .venv/bin/python bench/verdicts_unchanged.py --against REV [--tools 1000]
 
@@ -7,8 +7,12 @@ Cases: every ordered pair of versions of each recorded real server (tests/contra
 snapshots (bench/contracts.py: one era, both eras, one against both), and damaged or unusual files (NaN, an
 integer beyond 64 bits, a lone surrogate, minified, CRLF, truncated, duplicate keys, an entry that is not an
 object). Each case runs through the CLI's `main()` in every --format and every --fail-on, in a child process per
-code tree (REV's `watcher/` exported with `git archive`); stdout, stderr and the exit status must be equal.
-Exit 0: all identical; 1: some differ (listed).
+code tree (REV's `watcher/` exported with `git archive`). A case whose outputs differ has its verdicts (rule,
+grade and place of each change, read from the json report) compared: each one that changed is listed with the
+rule of the diff that explains it (bench/verdict_changes.py). The hand-checked breaking items of the real
+fixtures (their verdicts.yaml) must all still be found.
+Exit 0: every changed verdict explained, every hand-checked breaking item found, and no output differs without a
+verdict change; 1 otherwise (what failed is listed).
 """
 
 from __future__ import annotations
@@ -21,10 +25,14 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import yaml  # noqa: E402
+
 from bench.contracts import snapshot_pair  # noqa: E402
+from bench.verdict_changes import VerdictChange, changed_verdicts, verdicts  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "tests" / "contract" / "fixtures" / "real"
@@ -150,9 +158,69 @@ def main() -> int:
         f"({changes} changes reported in the json outputs); against {args.against}: "
         f"{len(old_results) - len(differ)} identical, {len(differ)} differ"
     )
-    for key in differ[:20]:
-        print(f"  DIFFERS: {key}")
-    return 1 if differ else 0
+    by_case = {name: case_changes(old_results, new_results, name) for name in cases}
+    failed = report_verdicts(args.against, {name: found for name, found in by_case.items() if found})
+    silent = sorted({key.rsplit(" ", 2)[0] for key in differ} - {name for name, found in by_case.items() if found})
+    for name in silent:
+        print(f"  DIFFERS without a verdict change: {name}")
+    missing, hand_checked = missing_breaking(new_results)
+    print(f"hand-checked breaking items of the real fixtures (verdicts.yaml): {hand_checked}, {len(missing)} not found")
+    for item in missing:
+        print(f"  NOT FOUND: {item}")
+    return 1 if failed or silent or missing else 0
+
+
+def case_changes(old_results: dict[str, Any], new_results: dict[str, Any], name: str) -> list[VerdictChange]:
+    """The verdicts of one case that differ, read from both trees' json reports (--fail-on none)."""
+    key = f"{name} json none"
+    reports = [_report(results.get(key)) for results in (old_results, new_results)]
+    return changed_verdicts(verdicts(reports[0]), verdicts(reports[1]))
+
+
+def _report(output: Any) -> dict[str, Any]:
+    if not output or not isinstance(output[1], str) or not output[1].strip():
+        return {}
+    try:
+        loaded: dict[str, Any] = json.loads(output[1])
+    except ValueError:
+        return {}
+    return loaded
+
+
+def report_verdicts(against: str, by_case: dict[str, list[VerdictChange]]) -> bool:
+    """Print each changed verdict with its reason; True when one has none."""
+    every = [change for found in by_case.values() for change in found]
+    no_longer = sum(1 for c in every if c.was_breaking and not c.is_breaking)
+    newly = sum(1 for c in every if c.is_breaking and not c.was_breaking)
+    print(
+        f"verdicts changed against {against}: {len(every)} in {len(by_case)} cases "
+        f"({no_longer} no longer breaking, {newly} newly breaking)"
+    )
+    reasons: dict[str, int] = {}
+    for change in every:
+        reasons[change.reason or "UNEXPLAINED"] = reasons.get(change.reason or "UNEXPLAINED", 0) + 1
+    for reason, count in sorted(reasons.items(), key=lambda item: -item[1]):
+        print(f"  {count:4} × {reason}")
+    for name, found in by_case.items():
+        print(f"  {name}")
+        for change in found:
+            print(f"    {change.shown()}")
+    return any(change.reason is None for change in every)
+
+
+def missing_breaking(new_results: dict[str, Any]) -> tuple[list[str], int]:
+    """The hand-checked breaking items of the real fixtures' verdicts.yaml that this checkout does not report."""
+    missing, total = [], 0
+    for path in sorted(REAL.glob("*/verdicts.yaml")):
+        for pair in yaml.safe_load(path.read_text(encoding="utf-8"))["pairs"]:
+            name = f"real {path.parent.name} {pair['baseline']}→{pair['candidate']}"
+            report = _report(new_results.get(f"{name} json none"))
+            found = {(c["rule"], c["name"], c["path"]) for c in report.get("changes", []) if c["breaksClients"]}
+            for rule, entry, where in pair["breaking"] or []:
+                total += 1
+                if (rule, entry, where) not in found:
+                    missing.append(f"{name}: {rule} {entry} {where}")
+    return missing, total
 
 
 if __name__ == "__main__":

@@ -1,11 +1,12 @@
-"""Which way a JSON Schema `pattern` changed: decided by language inclusion, never guessed.
+r"""Which way a JSON Schema `pattern` changed: decided by language inclusion, never guessed.
 
 A JSON Schema pattern is an ECMA-262 regular expression that matches anywhere in the string unless
-anchored. Each side is turned into the set of whole strings it admits (an unanchored side gets `.*`
-on its open ends) and compared as finite automata with `interegular`: old ⊆ new is a widening,
-new ⊆ old a narrowing, both an equivalent spelling, neither a change both ways. A pattern the
-library cannot read exactly (lookarounds, back-references, word boundaries, Unicode properties,
-an anchor inside the expression) gives "unknown": graded apart, never called narrowed.
+anchored. Each side is turned into the set of whole strings it admits (an unanchored side gets
+`[\s\S]*`, any characters, line breaks included, on its open ends) and compared as finite automata
+with `interegular`: old ⊆ new is a widening, new ⊆ old a narrowing, both an equivalent spelling,
+neither a change both ways. A pattern the library cannot read exactly (lookarounds, back-references,
+word boundaries, Unicode properties, an anchor inside the expression) gives "unknown": graded apart,
+never called narrowed. `language` is that set of whole strings, for the other keywords' judgements.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ _UNREADABLE = re.compile(r"\(\?<?[=!]|\\[1-9]|\\k<")
 
 def pattern_direction(before: str, after: str) -> str:
     """widened | narrowed | equivalent | changed (neither contains the other) | unknown (undecidable here)."""
-    old, new = _language(before), _language(after)
+    old, new = language(before), language(after)
     if old is None or new is None:
         return UNKNOWN
     try:
@@ -44,7 +45,7 @@ def pattern_direction(before: str, after: str) -> str:
 
 
 @functools.lru_cache(maxsize=512)
-def _language(pattern: str) -> FSM | None:
+def language(pattern: str) -> FSM | None:
     """The automaton of whole strings `pattern` matches somewhere in; None when it cannot be read exactly."""
     if _UNREADABLE.search(pattern):
         return None
@@ -63,15 +64,19 @@ def _language(pattern: str) -> FSM | None:
         return None
 
 
+_ANY = r"[\s\S]*"
+
+
 def _anchored(alternative: str) -> str | None:
-    """One alternative as a whole-string expression: `^x$` → x, `^x` → x.*, `x$` → .*x, `x` → .*x.*."""
+    r"""One alternative as a whole-string expression: `^x$` → x, `^x` → x.*, `x$` → .*x, `x` → .*x.*, where the
+    added `.*` is `[\s\S]*`: the match may start or end anywhere, after or before a line break too."""
     start = alternative.startswith("^")
     body = alternative[1:] if start else alternative
     end = body.endswith("$") and not _escaped(body, len(body) - 1)
     body = body[:-1] if end else body
     if _has_anchor(body):
         return None
-    return ("" if start else ".*") + f"(?:{body})" + ("" if end else ".*")
+    return ("" if start else _ANY) + f"(?:{body})" + ("" if end else _ANY)
 
 
 def _escaped(text: str, index: int) -> bool:

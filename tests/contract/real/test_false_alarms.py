@@ -17,6 +17,7 @@ from watcher.contract.schema_diff import MAX_SAFE_INTEGER, diff_schemas, effecti
 
 REAL = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 PAIRS = [
+    ("everything", "2025.7.29", "2025.9.25"),
     ("everything", "2025.9.25", "2025.11.25"),
     ("everything", "2025.11.25", "2026.1.26"),
     ("everything", "2026.1.26", "2026.8.31"),
@@ -28,6 +29,8 @@ PAIRS = [
     ("time", "2026.1.26", "2026.10.19"),
 ]
 TRUE_BREAKING: dict[tuple[str, str, str], set[tuple[str, str]]] = {
+    # startElicitation, offered to every client in 2025.7.29, only to clients that declare elicitation after.
+    ("everything", "2025.7.29", "2025.9.25"): {("tool_requires_capability", "startElicitation")},
     ("everything", "2025.11.25", "2026.1.26"): {
         *{
             ("tool_renamed", name)
@@ -185,7 +188,9 @@ def test_a_member_of_experimental_dropped_still_counts(tmp_path: Path) -> None:
     record["capabilities"]["experimental"] = {"io.example/streaming": {}}
     server_json.write_text(json.dumps(record))
     report = diff_snapshots(baseline, REAL / "time" / "2026.10.19")
-    assert ("capability_removed", "experimental") in _breaking(report)
+    # Non-standard by definition (issue 36): dangerous, not breaking, and still named.
+    dangerous = {(c["rule"], c["name"]) for c in report["changes"] if c["grade"] == "dangerous"}
+    assert ("experimental_capability_removed", "experimental.io.example/streaming") in dangerous
 
 
 # -- client-capability profile ---------------------------------------------------------------------
@@ -212,3 +217,43 @@ def _copy(tmp_path: Path, server: str, version: str) -> Path:
     target = tmp_path / f"{server}-{version}"
     shutil.copytree(REAL / server / version, target)
     return target
+
+
+# -- 5. what the spec defines is the contract (issue 36) ------------------------------------------
+
+
+def test_a_client_capability_a_server_stopped_declaring_is_information() -> None:
+    declared = json.loads((REAL / "everything" / "2025.7.29" / "legacy" / "server.json").read_text())
+    assert declared["capabilities"]["elicitation"] == {} and declared["capabilitiesSource"] == "raw-initialize"
+    report = _diff("everything", "2025.7.29", "2025.11.25")
+    about = [c for c in report["changes"] if c["name"] == "elicitation"]
+    assert [(c["rule"], c["grade"], c["path"]) for c in about] == [
+        ("non_spec_capability_changed", "info", "capabilities.elicitation")
+    ]
+    assert "elicitation is a client capability" in about[0]["hint"]
+    # The real change beside it is still found: a bare client no longer gets startElicitation.
+    assert _breaking(report) == {("tool_requires_capability", "startElicitation")}
+
+
+def test_a_published_zod_3_to_4_rewrite_of_enums_is_no_narrowing() -> None:
+    # Issue 36's search server: a patch release whose zod 4 spells each union of literals as anyOf of const.
+    old = json.loads((REAL / "brave-search" / "2.0.63" / "legacy" / "tools.json").read_text())
+    new = json.loads((REAL / "brave-search" / "2.0.80" / "legacy" / "tools.json").read_text())
+    web_old, web_new = (next(t for t in tools if t["name"] == "brave_web_search") for tools in (old, new))
+    assert web_old["inputSchema"]["properties"]["units"]["enum"] == ["metric", "imperial"]
+    assert [m["const"] for m in web_new["inputSchema"]["properties"]["units"]["anyOf"]] == ["metric", "imperial"]
+    report = _diff("brave-search", "2.0.63", "2.0.80")
+    assert not _breaking(report)
+    assert not [c for c in report["changes"] if ".units" in (c["path"] or "") or ".safesearch" in (c["path"] or "")]
+
+
+def test_a_value_dropped_inside_the_published_rewrite_is_still_found(tmp_path: Path) -> None:
+    candidate = _copy(tmp_path, "brave-search", "2.0.80")
+    for tools_json in candidate.rglob("legacy/tools.json"):
+        tools = json.loads(tools_json.read_text())
+        web = next(t for t in tools if t["name"] == "brave_web_search")
+        units = web["inputSchema"]["properties"]["units"]
+        units["anyOf"] = [m for m in units["anyOf"] if m["const"] != "imperial"]
+        tools_json.write_text(json.dumps(tools))
+    report = diff_snapshots(REAL / "brave-search" / "2.0.63", candidate)
+    assert _breaking(report) == {("type_narrowed", "brave_web_search")}

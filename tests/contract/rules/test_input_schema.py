@@ -197,10 +197,10 @@ CASES: list[Case] = [
         ),
     ),
     (
-        "format added",
-        "type_narrowed",
+        "format added (whether the server enforces it cannot be read)",
+        "format_changed",
         "inputSchema.properties.a.format",
-        True,
+        False,
         True,
         lambda: schema_diff(obj({"a": STR}), obj({"a": {**STR, "format": "date"}})),
     ),

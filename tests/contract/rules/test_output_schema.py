@@ -49,6 +49,14 @@ CASES: list[Case] = [
         lambda: output_diff(obj({"assignee": STR}), obj({"assignee": NULLABLE_STR})),
     ),
     (
+        "output format replaced",
+        "output_format_changed",
+        "outputSchema.properties.link.format",
+        False,
+        False,
+        lambda: output_diff(obj({"link": {**STR, "format": "uri"}}), obj({"link": {**STR, "format": "email"}})),
+    ),
+    (
         "output property left required",
         "output_property_no_longer_required",
         "outputSchema.required",

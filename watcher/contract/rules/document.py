@@ -32,6 +32,21 @@ rename when the new one requires nothing the old lacked and either name ≥ 0.8 
 neither taking parameters), or both take the same two or more parameters, no other entry does, and
 description ≥ 0.4. Anything else stays a removal plus an addition; what changed inside a renamed entry is
 reported under its old name.
+
+Schemas are compared as the sets of values they accept, not as spellings: `$ref`s resolved, a single
+`allOf` inlined, `type` lists and nullable unions split by type, and value members (`enum`, `const`,
+`anyOf` / `oneOf` of `const`) compared as value sets, so `{{type: string, enum: [a, b]}}` and
+`anyOf: [{{const: a}}, {{const: b}}]` are the same. A string keyword (`minLength`, `maxLength`, `pattern`,
+`enum`, `const`) is judged with its node's other keywords in view: it narrows only when it refuses a string
+the old node accepted, it widens only when the old keyword refused one the new node accepts. A `pattern`
+matches anywhere unless anchored; a `format` is read, for that judgement, as the set it names (`uri` is
+never shorter than two characters); a change of `format` itself is `format_changed`, dangerous, since
+whether a server enforces a format cannot be read from the schema.
+
+Capabilities are the contract the spec defines: each key is looked up in the table of the spec's dated
+revisions (`watcher/spec/capabilities.py`) for the revision its side negotiated. A key the spec does not
+define there (a client capability declared by a server, a member of `logging`) is information; an
+`experimental` entry is dangerous when it goes or changes.
 """
 
 _ADDING_A_RULE = f"""\

@@ -79,8 +79,8 @@ TYPE_NARROWED = Rule(
     id="type_narrowed",
     family=FAMILY,
     doc="Fewer values accepted: enum added or value removed, maximum lowered / minimum raised, maxLength/minLength "
-    "tightened, pattern or format added or changed, additionalProperties: false added, items narrowed, a union "
-    "member (e.g. null) dropped.",
+    "tightened, pattern added or changed, additionalProperties: false added, items narrowed, a union member (e.g. "
+    "null) dropped; a string keyword only when it refuses a string the old node's other keywords let through.",
     breaks_clients=True,
     affects_models=True,
 )
@@ -119,6 +119,15 @@ PATTERN_CHANGED_UNKNOWN = Rule(
     family=FAMILY,
     doc="A pattern changed in a way its inclusion cannot be decided here (lookarounds, back-references, \\b, "
     "Unicode properties…): changed, direction unknown; never guessed as narrowed. Dangerous.",
+    breaks_clients=False,
+    affects_models=True,
+    dangerous=True,
+)
+FORMAT_CHANGED = Rule(
+    id="format_changed",
+    family=FAMILY,
+    doc="A string's format was added, removed or replaced: whether the server enforces a format cannot be read "
+    "from the schema, so calls may or may not be refused now. Dangerous.",
     breaks_clients=False,
     affects_models=True,
     dangerous=True,
@@ -169,6 +178,7 @@ RULES = (
     CONSTRAINT_CHANGED,
     SCHEMA_ANNOTATION_CHANGED,
     PATTERN_CHANGED_UNKNOWN,
+    FORMAT_CHANGED,
     PATTERN_REWRITTEN,
     BOUND_REWRITTEN,
     X_MCP_HEADER_INVALID,
@@ -229,6 +239,8 @@ def _classify(fact: Fact) -> Rule | None:
         case "enum":
             return _BY_DIRECTION.get(fact.direction or "", TYPE_CHANGED)
         case "constraint":
+            if fact.keyword == "format":
+                return FORMAT_CHANGED
             if fact.direction == "equivalent":
                 return PATTERN_REWRITTEN if fact.keyword == "pattern" else BOUND_REWRITTEN
             if fact.direction == "unknown":

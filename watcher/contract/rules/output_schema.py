@@ -67,6 +67,15 @@ OUTPUT_TYPE_WIDENED = Rule(
     affects_models=False,
     gray=True,
 )
+OUTPUT_FORMAT_CHANGED = Rule(
+    id="output_format_changed",
+    family=FAMILY,
+    doc="An output string's format was added, removed or replaced: whether the server kept to the old one cannot "
+    "be read from the schema, so a client that parses it may or may not misread. Dangerous.",
+    breaks_clients=False,
+    affects_models=False,
+    dangerous=True,
+)
 OUTPUT_SCHEMA_REMOVED = Rule(
     id="output_schema_removed",
     family=FAMILY,
@@ -97,6 +106,7 @@ RULES = (
     OUTPUT_ENUM_VALUE_ADDED,
     OUTPUT_TYPE_NARROWED,
     OUTPUT_TYPE_WIDENED,
+    OUTPUT_FORMAT_CHANGED,
     OUTPUT_SCHEMA_REMOVED,
     OUTPUT_SCHEMA_ADDED,
     OUTPUT_ANNOTATION_CHANGED,
@@ -144,6 +154,8 @@ def _classify(fact: Fact) -> Rule | None:
                 return OUTPUT_ENUM_VALUE_ADDED
             return OUTPUT_TYPE_NARROWED if fact.direction == "narrowed" else OUTPUT_TYPE_CHANGED
         case "constraint":
+            if fact.keyword == "format":
+                return OUTPUT_FORMAT_CHANGED
             if fact.direction == "equivalent":
                 return PATTERN_REWRITTEN if fact.keyword == "pattern" else BOUND_REWRITTEN
             if fact.direction == "unknown":

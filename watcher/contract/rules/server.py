@@ -1,5 +1,10 @@
 """Family `server`: protocol versions, capabilities and extensions, instructions, server info
-(from initialize in the legacy era, from server/discover in the modern era)."""
+(from initialize in the legacy era, from server/discover in the modern era).
+
+What the spec defines is the contract: each capability key is looked up in the table of the spec's dated
+revisions (`watcher.spec.capabilities`) for the revision the side that declares it negotiated. A key the spec
+does not define there is reported as information (no client negotiates on it); an `experimental` entry,
+non-standard by definition, as dangerous when it goes or changes."""
 
 from __future__ import annotations
 
@@ -9,6 +14,7 @@ from typing import Any
 from watcher.contract.rules.base import Change, Compared, Rule, join_path, make_change
 from watcher.contract.rules.text import INSTRUCTIONS_CHANGED
 from watcher.contract.schema_diff import json_equal
+from watcher.spec.capabilities import MAP, Definition, client_capability, server_capability
 
 FAMILY = "server"
 PROTOCOL_VERSION_REMOVED = Rule(
@@ -46,6 +52,31 @@ CAPABILITY_CHANGED = Rule(
     breaks_clients=False,
     affects_models=False,
 )
+NON_SPEC_CAPABILITY_CHANGED = Rule(
+    id="non_spec_capability_changed",
+    family=FAMILY,
+    doc="A capability key the spec does not define for the negotiated revision (e.g. a client capability such "
+    "as elicitation declared by a server) appeared, went or changed: no client negotiates on it. Information.",
+    breaks_clients=False,
+    affects_models=False,
+)
+EXPERIMENTAL_CAPABILITY_REMOVED = Rule(
+    id="experimental_capability_removed",
+    family=FAMILY,
+    doc="An entry of `experimental` is gone: non-standard, so only clients built for this server relied on it. "
+    "Dangerous.",
+    breaks_clients=False,
+    affects_models=False,
+    dangerous=True,
+)
+EXPERIMENTAL_CAPABILITY_CHANGED = Rule(
+    id="experimental_capability_changed",
+    family=FAMILY,
+    doc="An entry of `experimental` changed its settings: clients built for this server may misread it. Dangerous.",
+    breaks_clients=False,
+    affects_models=False,
+    dangerous=True,
+)
 SERVER_INFO_CHANGED = Rule(
     id="server_info_changed",
     family=FAMILY,
@@ -60,6 +91,9 @@ RULES = (
     CAPABILITY_REMOVED,
     CAPABILITY_ADDED,
     CAPABILITY_CHANGED,
+    NON_SPEC_CAPABILITY_CHANGED,
+    EXPERIMENTAL_CAPABILITY_REMOVED,
+    EXPERIMENTAL_CAPABILITY_CHANGED,
     SERVER_INFO_CHANGED,
 )
 
@@ -112,8 +146,9 @@ def check(compared: Compared) -> Iterator[Change]:
             yield make_change(PROTOCOL_VERSION_REMOVED, list_name, version, "supportedVersions", version, None)
         for version in sorted(versions_b - versions_a):
             yield make_change(PROTOCOL_VERSION_ADDED, list_name, version, "supportedVersions", None, version)
-        yield from _compare_tree(
-            list_name, before.get("capabilities") or {}, after.get("capabilities") or {}, "capabilities"
+        revisions = (before.get("protocolVersion"), after.get("protocolVersion"))
+        yield from _compare_capabilities(
+            list_name, before.get("capabilities") or {}, after.get("capabilities") or {}, revisions
         )
         yield from _compare_tree(list_name, before.get("extensions") or {}, after.get("extensions") or {}, "extensions")
     if not json_equal(before.get("instructions"), after.get("instructions")):
@@ -169,6 +204,66 @@ def _compare_tree(list_name: str, a: dict[str, Any], b: dict[str, Any], path: st
             continue
         elif not json_equal(va, vb):
             yield make_change(CAPABILITY_CHANGED, list_name, name, where, va, vb)
+
+
+def _compare_capabilities(
+    list_name: str,
+    a: dict[str, Any],
+    b: dict[str, Any],
+    revisions: tuple[str | None, str | None],
+    trail: tuple[str, ...] = (),
+) -> Iterator[Change]:
+    """Capabilities as the spec defines them: a spec capability present on one side only is added/removed (its
+    children are not reported again) and compared member by member; an `experimental` entry as one value; a key
+    the spec does not define, as information."""
+    for key in sorted(set(a) | set(b)):
+        va, vb = a.get(key, False), b.get(key, False)
+        here = (*trail, key)
+        where = join_path("capabilities", *here)
+        name = ".".join(here)
+        present_a, present_b = _present(va, key, len(trail)), _present(vb, key, len(trail))
+        definitions = [
+            server_capability(revision, here)
+            for revision, present in zip(revisions, (present_a, present_b), strict=True)
+            if present
+        ] or [server_capability(revisions[0], here)]
+        kinds = {d.kind for d in definitions}
+        if any(d.below == MAP for d in definitions):
+            # An open map (`experimental`): its entries, not the map, are what a client may use.
+            entries_a, entries_b = (v if isinstance(v, dict) else {} for v in (va, vb))
+            yield from _compare_capabilities(list_name, entries_a, entries_b, revisions, here)
+        elif "defined" not in kinds and "entry" in kinds:
+            yield from _experimental_entry(list_name, name, where, va, vb)
+        elif "defined" not in kinds:
+            if not json_equal(va, vb) and (present_a or present_b):
+                hint = _not_defined_hint(definitions[0], here)
+                yield make_change(NON_SPEC_CAPABILITY_CHANGED, list_name, name, where, va, vb, hint)
+        elif present_a and not present_b:
+            yield make_change(CAPABILITY_REMOVED, list_name, name, where, va, None)
+        elif present_b and not present_a:
+            yield make_change(CAPABILITY_ADDED, list_name, name, where, None, vb)
+        elif isinstance(va, dict) and isinstance(vb, dict):
+            yield from _compare_capabilities(list_name, va, vb, revisions, here)
+        elif present_a and present_b and not json_equal(va, vb):
+            yield make_change(CAPABILITY_CHANGED, list_name, name, where, va, vb)
+
+
+def _experimental_entry(list_name: str, name: str, where: str, va: Any, vb: Any) -> Iterator[Change]:
+    """One entry of `experimental`: present when declared at all (`{}` declares support with no settings)."""
+    present_a, present_b = va not in (False, None), vb not in (False, None)
+    if present_a and not present_b:
+        yield make_change(EXPERIMENTAL_CAPABILITY_REMOVED, list_name, name, where, va, None)
+    elif present_b and not present_a:
+        yield make_change(CAPABILITY_ADDED, list_name, name, where, None, vb)
+    elif present_a and present_b and not json_equal(va, vb):
+        yield make_change(EXPERIMENTAL_CAPABILITY_CHANGED, list_name, name, where, va, vb)
+
+
+def _not_defined_hint(definition: Definition, path: tuple[str, ...]) -> str:
+    hint = f"not a server capability in spec revision {definition.revision}"
+    if client_capability(definition.revision, path).kind == "defined":
+        hint += f" ({'.'.join(path)} is a client capability)"
+    return hint + ": no client negotiates on it"
 
 
 def _is_ok(server: dict[str, Any]) -> bool:

@@ -8,10 +8,17 @@ output_schema rule families (`watcher.contract.rules`) turn facts into named cha
 means different things for what a client sends and what it receives.
 
 Not changes: key order, `title` (generators add it to every node), `$schema` / `$id`, the place a
-subschema lives (`$defs` vs inline), the order of `required`, `enum` or union members.
+subschema lives (`$defs` vs inline), the order of `required`, `enum` or union members, the spelling of a
+set of values (`enum` or a union of `const`s), a string keyword that refuses nothing the node's other
+keywords did not already refuse.
 
-- `walker`: `diff_schemas` and the walk (resolution, union variants, their pairing by containment)
+- `walker`: `diff_schemas` and the walk (resolution, union variants, their pairing by containment, string
+  keywords re-judged with the others of their node in view)
 - `keywords`: the comparisons of two paired variants, keyword by keyword
+- `values`: value members (`enum`, `const`, `anyOf` / `oneOf` of `const`) merged when the sides spell them
+  differently, so that value sets are compared
+- `strings`: the strings a node accepts, all its keywords in view (`format` read as the set it names), and
+  whether another node's keyword refuses any of them
 - `shapes`: a node's type key, type slices, enum values, mergeable `allOf`, the `$ref` document
 - `bounds`: bounds as the values they admit; `canonical`: JSON equality, canonical text, paths
 - `vocabulary`: the keyword sets and `Fact`

@@ -9,7 +9,7 @@ from typing import Any
 
 from watcher.contract.schema_diff.bounds import is_number
 from watcher.contract.schema_diff.canonical import canonical, join, json_equal, segment, strip_titles
-from watcher.contract.schema_diff.shapes import Doc, admits_unknown_keys, enum_values
+from watcher.contract.schema_diff.shapes import Doc, admits_unknown_keys, covers_type, enum_values, json_type
 from watcher.contract.schema_diff.vocabulary import UPPER_BOUNDS, Fact
 
 
@@ -37,8 +37,8 @@ class KeywordComparisons(ABC):
         """The same comparisons from the new document to the old one."""
 
     def _enum(self, a: dict[str, Any], b: dict[str, Any], path: str) -> None:
-        values_a = enum_values(a)
-        values_b = enum_values(b)
+        values_a = _restricting_values(a)
+        values_b = _restricting_values(b)
         if values_a is None and values_b is None:
             return
         keyword = "enum" if "enum" in a or "enum" in b else "const"
@@ -247,3 +247,15 @@ class KeywordComparisons(ABC):
             return
         direction = "widened" if widened else "narrowed" if narrowed else "changed"
         self.emit(Fact("constraint", where, strip_titles(members_a), strip_titles(members_b), direction, "allOf"))
+
+
+def _restricting_values(node: dict[str, Any]) -> list[Any] | None:
+    """The node's enum / const values, or None when it has none or they list every value of its type
+    (`{type: null, const: null}` accepts what `{type: null}` does)."""
+    values = enum_values(node)
+    if not values:
+        return values
+    declared = node.get("type")
+    kinds = {json_type(v) for v in values}
+    type_name = declared if isinstance(declared, str) else kinds.pop() if len(kinds) == 1 else None
+    return None if type_name is not None and covers_type(values, type_name) else values

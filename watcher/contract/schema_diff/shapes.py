@@ -97,7 +97,7 @@ def bool_key(node: Any) -> str:
     return type_key(node, in_union=False) if isinstance(node, dict) else "any"
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -134,7 +134,7 @@ def type_key(node: dict[str, Any], in_union: bool) -> str:
         return "array"
     values = enum_values(node)
     if values:
-        kinds = {_json_type(v) for v in values}
+        kinds = {json_type(v) for v in values}
         if len(kinds) == 1:
             return kinds.pop()
     return "any"
@@ -158,8 +158,8 @@ def keyed_variants(
     return out
 
 
-def type_slice(node: dict[str, Any], type_name: str) -> dict[str, Any]:
-    """The part of a `type: [a, b]` node that applies to one of its types."""
+def type_slice(node: dict[str, Any], type_name: str) -> dict[str, Any] | None:
+    """The part of a `type: [a, b]` node that applies to one of its types (None: its enum lists no value of it)."""
     own = TYPE_KEYWORDS.get(type_name, frozenset())
     sliced: dict[str, Any] = {"type": type_name}
     for key, value in node.items():
@@ -169,13 +169,22 @@ def type_slice(node: dict[str, Any], type_name: str) -> dict[str, Any]:
             continue
         if key == "enum" and isinstance(value, list):
             matching = [
-                v for v in value if _json_type(v) == type_name or (type_name == "number" and _json_type(v) == "integer")
+                v for v in value if json_type(v) == type_name or (type_name == "number" and json_type(v) == "integer")
             ]
-            if matching:
+            if not matching:
+                return None
+            if not covers_type(matching, type_name):
                 sliced["enum"] = matching
             continue
         sliced[key] = value
     return sliced
+
+
+def covers_type(values: list[Any], type_name: str) -> bool:
+    """Whether the values are every value of the type (`null`; `true` and `false`): listing them adds nothing."""
+    if type_name == "null":
+        return any(v is None for v in values)
+    return type_name == "boolean" and {canonical(v) for v in values} == {"true", "false"}
 
 
 def enum_values(node: dict[str, Any]) -> list[Any] | None:

@@ -123,6 +123,9 @@ def narrows(fact: Fact) -> bool:
         return True
     if fact.kind == "property_removed":
         return fact.direction != "ignored"
+    if fact.kind == "constraint" and fact.keyword == "format":
+        # Whether a server enforces a format cannot be read from the schema: graded apart, never a narrowing.
+        return False
     if fact.kind in ("type", "enum", "constraint"):
         return fact.direction in ("narrowed", "changed", "unknown")
     return False

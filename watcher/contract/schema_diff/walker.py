@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from watcher.contract.patterns import pattern_direction
@@ -19,6 +20,8 @@ from watcher.contract.schema_diff.shapes import (
     type_key,
     type_slice,
 )
+from watcher.contract.schema_diff.strings import is_string_node, refuses_none, string_set
+from watcher.contract.schema_diff.values import merge_values, needs_merging
 from watcher.contract.schema_diff.vocabulary import (
     ANNOTATIONS,
     HANDLED,
@@ -111,7 +114,8 @@ class Walker(KeywordComparisons):
             return union_kw, keyed_variants(raw_members, in_union=True)
         types = node.get("type")
         if isinstance(types, list) and len(types) != 1:
-            split = [(type_slice(node, t), stack, None) for t in types if isinstance(t, str)]
+            slices = [type_slice(node, t) for t in types if isinstance(t, str)]
+            split = [(piece, stack, None) for piece in slices if piece is not None]
             return "type", keyed_variants(split, in_union=True)
         if isinstance(types, list):
             node = {**node, "type": types[0]}
@@ -127,6 +131,10 @@ class Walker(KeywordComparisons):
         self._annotations(a if isinstance(a, dict) else {}, b if isinstance(b, dict) else {}, path)
         kw_a, va = self._variants(self.a, a, stack_a)
         kw_b, vb = self._variants(self.b, b, stack_b)
+        if (kw_a or kw_b) and needs_merging(va, vb):
+            merged_a, merged_b = merge_values(va), merge_values(vb)
+            va, vb = merged_a.variants, merged_b.variants
+            self._value_notes(merged_a.notes, merged_b.notes, join(path, kw_b or kw_a or "anyOf"))
         if len(va) == 1 and len(vb) == 1 and kw_a is None and kw_b is None:
             (ka, (xa, sa)), (kb, (xb, sb)) = next(iter(va.items())), next(iter(vb.items()))
             if ka == kb:
@@ -207,6 +215,11 @@ class Walker(KeywordComparisons):
         probe.node(a[0], b[0], "", a[1], b[1])
         return None if any(narrows(fact) for fact in probe.facts) else probe.facts
 
+    def _value_notes(self, a: dict[str, dict[str, Any]], b: dict[str, dict[str, Any]], path: str) -> None:
+        """The annotations of merged value members, compared value by value (a description given to one value)."""
+        for value in sorted(set(a) | set(b)):
+            self._annotations(a.get(value, {}), b.get(value, {}), f"{path}[const:{value}]")
+
     def _annotations(self, a: dict[str, Any], b: dict[str, Any], path: str) -> None:
         for key in sorted(set(a) | set(b)):
             if key in ANNOTATIONS or key.startswith("x-"):
@@ -222,6 +235,7 @@ class Walker(KeywordComparisons):
             return
         # Union members carry their own annotations; single-variant nodes had theirs compared already.
         self._annotations(a, b, path)
+        own_keywords_from = len(self.facts)
         self._enum(a, b, path)
         bounds_a, bounds_b = effective_bounds(a), effective_bounds(b)
         for key in sorted((set(bounds_a) | set(bounds_b)) & (UPPER_BOUNDS | LOWER_BOUNDS)):
@@ -240,6 +254,8 @@ class Walker(KeywordComparisons):
                 else:
                     direction = "narrowed"
                 self.emit(Fact("constraint", join(path, key), before, after, direction, key))
+        if is_string_node(a) and is_string_node(b):
+            self._judge_in_view(a, b, path, own_keywords_from)
         self._multiple_of(a.get("multipleOf"), b.get("multipleOf"), path)
         if bool(a.get("uniqueItems")) != bool(b.get("uniqueItems")):
             direction = "narrowed" if b.get("uniqueItems") else "widened"
@@ -266,3 +282,35 @@ class Walker(KeywordComparisons):
                 self.emit(
                     Fact("constraint", join(path, key), strip_titles(before), strip_titles(after), "changed", key)
                 )
+
+    def _judge_in_view(self, a: dict[str, Any], b: dict[str, Any], path: str, start: int) -> None:
+        """Re-judge the string keywords' facts (from `start` on) with the other keywords in view: a change of
+        minLength, maxLength, pattern, enum or const narrows only when some string the old node accepted (all
+        its keywords, format read as the set it names) is refused by the new keyword, and widens only when the
+        old keyword refused some string the new node accepts. A change that does neither is dropped."""
+        judged = self.facts[start:]
+        del self.facts[start:]
+        old_strings = new_strings = None
+        for fact in judged:
+            keyword = fact.keyword or ""
+            if keyword not in IN_VIEW or fact.path != join(path, keyword) or fact.direction not in _OPEN_DIRECTIONS:
+                self.emit(fact)
+                continue
+            narrowed = fact.direction != "widened"
+            widened = fact.direction != "narrowed"
+            if narrowed:
+                old_strings = old_strings or string_set(a)
+                narrowed = not refuses_none(old_strings, keyword, b)
+            if widened:
+                new_strings = new_strings or string_set(b)
+                widened = not refuses_none(new_strings, keyword, a)
+            if narrowed and widened:
+                self.emit(fact)
+            elif narrowed or widened:
+                self.emit(replace(fact, direction="narrowed" if narrowed else "widened"))
+
+
+IN_VIEW = frozenset({"minLength", "maxLength", "pattern", "enum", "const"})
+"""The string keywords judged with the others of their node in view."""
+
+_OPEN_DIRECTIONS = frozenset({"narrowed", "widened", "changed", "unknown"})
