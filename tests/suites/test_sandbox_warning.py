@@ -1,5 +1,6 @@
-"""A machine without the run boundary is said once per process, not once per run (it was five times in a
-service's first minutes: the start-up line, then every run and pre-build that asked for its boundary)."""
+"""A machine without the run boundary (runs refused under `auto`) is said once per process, not once per
+run (it was five times in a service's first minutes: the start-up line, then every run and pre-build that
+asked for its boundary)."""
 
 from __future__ import annotations
 
@@ -17,15 +18,16 @@ def no_bwrap(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _not_sandboxed(caplog: pytest.LogCaptureFixture) -> list[str]:
-    return [r.getMessage() for r in caplog.records if "not sandboxed" in r.getMessage()]
+    return [r.getMessage() for r in caplog.records if "bubblewrap cannot run here" in r.getMessage()]
 
 
 def test_runs_without_a_sandbox_are_warned_of_once(no_bwrap: None, caplog: pytest.LogCaptureFixture):
     caplog.set_level(logging.WARNING, logger=sandbox.__name__)
     chosen = [sandbox.choose("auto") for _ in range(5)]
-    assert {c.mode for c in chosen} == {"off"}
+    assert {(c.mode, c.refused) for c in chosen} == {("off", True)}  # auto without a room refuses outside code
     assert _not_sandboxed(caplog) == [
-        "suite runs are not sandboxed: bwrap is not installed (Debian package bubblewrap)"
+        "suites.sandbox is auto, but bubblewrap cannot run here (bwrap is not installed (Debian package "
+        "bubblewrap)): outside code is refused; set suites.sandbox: none to run it without a sandbox"
     ]
 
 
