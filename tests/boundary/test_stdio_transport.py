@@ -1,0 +1,239 @@
+"""The stdio transport of `watcher/boundary/stdio.py` against real child processes: a small JSON-RPC server
+written by hand (no `mcp` import, so it starts in milliseconds) that can ignore its closed stdin, ignore
+SIGTERM, start a child in its group or a `setsid` daemon out of it, and print noise on stdout. Each server
+writes marks into a folder (its pid, what it saw, the signals it got), which the tests read back first,
+to show the behaviour they judge really happened."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import pytest
+from mcp import Client
+
+from watcher.boundary.stdio import EXIT_GRACE_SECONDS, stdio_transport
+from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
+
+SERVER = r"""
+import json, os, signal, subprocess, sys, time
+marks, flags = sys.argv[1], set(sys.argv[2:])
+
+def mark(name, text=""):
+    with open(os.path.join(marks, name), "a") as out:
+        out.write(text + "\n")
+
+def on_term(*_):
+    mark("term")
+    if "--ignore-term" not in flags:
+        os._exit(0)
+
+signal.signal(signal.SIGTERM, on_term)
+mark("pid", str(os.getpid()))
+if "--child" in flags:  # in the server's group, deaf to SIGTERM
+    code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
+    mark("child", str(subprocess.Popen([sys.executable, "-c", code]).pid))
+if "--daemon" in flags:  # out of the group (setsid, double fork), still holding the stdout pipe
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            mark("daemon", str(os.getpid()))
+            time.sleep(600)
+        os._exit(0)
+    os.wait()
+sys.stderr.write("books server: listening on stdio\n")
+sys.stderr.flush()
+if "--noise" in flags:
+    print("Starting books server v1.2", flush=True)
+for line in sys.stdin:
+    message = json.loads(line)
+    if "id" not in message:
+        continue
+    if "--silent" in flags:
+        continue
+    if "--noise" in flags:
+        print("handling " + message["method"], flush=True)
+    reply = {"jsonrpc": "2.0", "id": message["id"]}
+    if message["method"] == "initialize":
+        reply["result"] = {
+            "protocolVersion": message["params"]["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "books", "version": "1.2"},
+        }
+    elif message["method"] == "tools/list":
+        reply["result"] = {"tools": [{"name": "lookup", "inputSchema": {"type": "object"}}]}
+    else:
+        reply["error"] = {"code": -32601, "message": message["method"] + " is not served here"}
+    print(json.dumps(reply), flush=True)
+mark("eof")
+if "--stay" in flags:  # a server that does not exit when its stdin closes
+    while True:
+        time.sleep(0.05)
+if "--linger" in flags:  # one that exits on its own, a moment after
+    time.sleep(0.2)
+"""
+
+
+@pytest.fixture
+def marks() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as folder:
+        yield Path(folder)
+        # Whatever a failed test left: stopped by the PIDs it wrote down, never by name.
+        for name in ("pid", "child", "daemon"):
+            for pid in _pids(Path(folder), name):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+
+
+def _server(tmp: Path, marks: Path, *flags: str) -> list[str]:
+    script = tmp / "books_server.py"
+    script.write_text(SERVER, encoding="utf-8")
+    return [sys.executable, str(script), str(marks), *flags]
+
+
+def _pids(marks: Path, name: str) -> list[int]:
+    path = marks / name
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def _seen(marks: Path, name: str) -> bool:
+    return (marks / name).exists()
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _group_gone(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return True
+    return False
+
+
+def _session(command: list[str], errlog: IO[Any] | None = None, grace: float = EXIT_GRACE_SECONDS) -> list[str]:
+    """A legacy session by the SDK's client over the transport: the tools' names."""
+
+    async def run() -> list[str]:
+        transport = stdio_transport(command, env=None, cwd=None, errlog=errlog, grace=grace)
+        async with Client(transport, mode="legacy", cache=None, read_timeout_seconds=30) as client:
+            return [tool.name for tool in (await client.list_tools()).tools]
+
+    return asyncio.run(run())
+
+
+def test_a_server_that_ignores_its_closed_stdin_is_ended_after_the_grace_with_its_group(
+    tmp_path: Path, marks: Path
+) -> None:
+    command = _server(tmp_path, marks, "--stay", "--ignore-term", "--child", "--daemon")
+    assert _session(command) == ["lookup"]
+    [pid], [child], [daemon] = _pids(marks, "pid"), _pids(marks, "child"), _pids(marks, "daemon")
+    # It ran as it should: it saw its stdin close and stayed, and it was asked to stop before it was killed.
+    assert _seen(marks, "eof") and _seen(marks, "term")
+    assert _group_gone(pid), "the server's process group outlived the session"
+    assert _gone(child), "a child in the server's group (deaf to SIGTERM) outlived the session"
+    assert _gone(daemon), "a setsid daemon that left the group outlived the session"
+
+
+def test_a_server_that_exits_by_itself_within_the_grace_is_not_signalled(tmp_path: Path, marks: Path) -> None:
+    assert _session(_server(tmp_path, marks, "--linger"), grace=30.0) == ["lookup"]
+    [pid] = _pids(marks, "pid")
+    assert _seen(marks, "eof")
+    assert not _seen(marks, "term"), "a server that exits on its own got SIGTERM"
+    assert _group_gone(pid)
+
+
+def test_noise_on_stdout_reaches_the_session_as_errors_and_the_answers_still_work(tmp_path: Path, marks: Path) -> None:
+    command = _server(tmp_path, marks, "--noise")
+
+    async def run() -> tuple[list[str], list[str]]:
+        noise: list[str] = []
+
+        async def on_message(message: object) -> None:
+            if isinstance(message, Exception):
+                noise.append(str(message))
+
+        transport = stdio_transport(command, env=None, cwd=None, errlog=None)
+        async with Client(transport, mode="legacy", cache=None, message_handler=on_message) as client:
+            return [tool.name for tool in (await client.list_tools()).tools], noise
+
+    tools, noise = asyncio.run(run())
+    assert tools == ["lookup"]
+    assert any("Starting books server v1.2" in text for text in noise), noise
+    assert any("handling tools/list" in text for text in noise), noise
+
+
+def test_the_servers_stderr_goes_to_the_callers_file_and_its_environment_is_the_given_one(
+    tmp_path: Path, marks: Path
+) -> None:
+    probe = tmp_path / "env_server.py"
+    probe.write_text(
+        "import os, sys\n"
+        "sys.stderr.write('BOOKS_SCOPE=' + os.environ.get('BOOKS_SCOPE', '') + '\\n')\n"
+        "sys.stderr.write('HAS_MARK=' + str('MCP_WATCHER_MARK' in os.environ) + '\\n')\n"
+        f"exec(open({str(tmp_path / 'books_server.py')!r}).read())\n",
+        encoding="utf-8",
+    )
+    _server(tmp_path, marks)  # writes books_server.py
+
+    async def run() -> None:
+        transport = stdio_transport(
+            [sys.executable, str(probe), str(marks)], env={"BOOKS_SCOPE": "catalog:read"}, cwd=None, errlog=errlog
+        )
+        async with Client(transport, mode="legacy", cache=None):
+            pass
+
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
+        asyncio.run(run())
+        errlog.seek(0)
+        lines = errlog.read().splitlines()
+    assert "BOOKS_SCOPE=catalog:read" in lines and "HAS_MARK=True" in lines
+    assert "books server: listening on stdio" in lines
+
+
+def test_a_hung_server_is_a_timed_out_result_and_is_ended(tmp_path: Path, marks: Path) -> None:
+    command = _server(tmp_path, marks, "--silent", "--stay", "--ignore-term", "--child")
+    summary = take_snapshot_sync(
+        SnapshotTarget(command=command), tmp_path / "snap", era="legacy", timeout=1, client_profile_name="none"
+    )
+    status = summary["eras"]["legacy"]["status"]
+    assert status.startswith("error: timed out after 1 s"), status
+    assert "books server: listening on stdio" in status  # the stderr tail, as before
+    [pid], [child] = _pids(marks, "pid"), _pids(marks, "child")
+    assert _seen(marks, "term"), "the hung server was never asked to stop"
+    assert _group_gone(pid) and _gone(child)
+
+
+def test_a_snapshot_through_noise_is_complete(tmp_path: Path, marks: Path) -> None:
+    command = _server(tmp_path, marks, "--noise")
+    summary = take_snapshot_sync(
+        SnapshotTarget(command=command),
+        tmp_path / "snap",
+        era="legacy",
+        timeout=30,
+        client_profile_name="none",
+        probe_versions=False,
+    )
+    assert summary["eras"]["legacy"]["status"] == "ok"
+    assert summary["eras"]["legacy"]["counts"]["tools"] == 1
+
+
+def test_a_command_that_cannot_start_is_an_error_of_the_caller() -> None:
+    async def run() -> None:
+        async with stdio_transport(["/nonexistent/books-server"], env=None, cwd=None, errlog=None):
+            pass
+
+    with pytest.raises(FileNotFoundError):
+        asyncio.run(run())
