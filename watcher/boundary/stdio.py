@@ -31,11 +31,12 @@ from watcher.boundary import reaper
 
 EXIT_GRACE_SECONDS = 0.5
 """How long a server gets to exit by itself once its stdin is closed, before its group gets SIGTERM.
-Measured (bench/bench_snapshot_vs_probe.py's servers, closed after a session): Python `mcp` 2.x servers
-exit 0.21-0.27 s after it, 0.30-0.39 s when three end at once; the Node server-everything, where it
-exits at all, 0.36-0.39 s. Under a client that declares capabilities it never exits (nor do servers that
-keep a timer), and the SDK's client then waited a fixed 2 s. A server cut short by the SIGTERM loses
-nothing the watcher reads: everything it answered is read by then."""
+Measured after a session (initialize, tools/list), on this project's 2-core machine: Python `mcp` 2.3
+servers exit 0.21-0.39 s after it when the machine is quiet (`mcp` 1.26 FastMCP: 0.17-0.5 s); the Node
+server-everything 2026.8.31 0.365 s (a 350 ms timer it sets at initialize), and never under a client that
+declares capabilities; its 2025.9.25 release never. Servers that never exit cost the SDK's client its fixed
+2 s. Under load a Python server's own exit (interpreter teardown) stretches to 0.5-1.5 s; the SIGTERM then
+ends it sooner, and costs nothing: everything it answered has been read."""
 TERM_GRACE_SECONDS = 1.0
 """After SIGTERM, how long the group's leader gets before the group is killed."""
 FLUSH_SECONDS = 0.5
