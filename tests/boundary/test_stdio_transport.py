@@ -19,6 +19,7 @@ from typing import IO, Any
 import pytest
 from mcp import Client
 
+from watcher.boundary import sandbox
 from watcher.boundary.stdio import EXIT_GRACE_SECONDS, stdio_transport
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 
@@ -27,6 +28,10 @@ import json, os, signal, subprocess, sys, time
 marks, flags = sys.argv[1], set(sys.argv[2:])
 
 def mark(name, text=""):
+    if marks == "-":  # in a room nothing of the host is writable: the marks go to stderr
+        sys.stderr.write("MARK " + name + " " + text + "\n")
+        sys.stderr.flush()
+        return
     with open(os.path.join(marks, name), "a") as out:
         out.write(text + "\n")
 
@@ -37,9 +42,10 @@ def on_term(*_):
 
 signal.signal(signal.SIGTERM, on_term)
 mark("pid", str(os.getpid()))
+mark("uid", str(os.getuid()))
 if "--child" in flags:  # in the server's group, deaf to SIGTERM
     code = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(600)"
-    mark("child", str(subprocess.Popen([sys.executable, "-c", code]).pid))
+    mark("child", str(subprocess.Popen([sys.executable, "-c", code, os.path.abspath(__file__)]).pid))
 if "--daemon" in flags:  # out of the group (setsid, double fork), still holding the stdout pipe
     if os.fork() == 0:
         os.setsid()
@@ -228,6 +234,49 @@ def test_a_snapshot_through_noise_is_complete(tmp_path: Path, marks: Path) -> No
     )
     assert summary["eras"]["legacy"]["status"] == "ok"
     assert summary["eras"]["legacy"]["counts"]["tools"] == 1
+
+
+def test_a_server_in_its_room_is_ended_with_everything_in_the_room(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    boundary = sandbox.choose("bubblewrap")
+    if not boundary.active:
+        pytest.skip(f"the run boundary cannot be had here: {boundary.reason}")
+    system_python = "/usr/bin/python3"
+    if not Path(system_python).exists():
+        pytest.skip("no system Python at /usr/bin/python3")
+    project = tmp_path / "project"  # bound alone: the room's user cannot enter tmp_path itself (0700)
+    project.mkdir(mode=0o755)
+    _server(project, project)  # writes books_server.py
+    inner = [system_python, str(project / "books_server.py"), "-", "--stay", "--ignore-term", "--child"]
+    command = boundary.wrap(inner, cwd=project, readable=[project])
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
+        assert _session(command, errlog) == ["lookup"]
+        errlog.seek(0)
+        marks = dict(
+            line.split()[1:3]
+            for line in errlog.read().splitlines()
+            if line.startswith("MARK ") and len(line.split()) > 2
+        )
+    # It ran in the room: its own PID namespace, and not as root when the watcher is; its child started.
+    assert int(marks["pid"]) < 10 and "child" in marks, marks
+    assert os.geteuid() != 0 or marks["uid"] == str(sandbox.SANDBOX_UID), marks
+    assert not _room_processes(project), "a process of the room outlived the session"
+    assert "left running" not in caplog.text, "ending a room was reported as processes left behind"
+
+
+def _room_processes(project: Path) -> list[int]:
+    """Live processes whose command line names this test's server script (the server and its child)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                argv = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if str(project / "books_server.py").encode() in argv and b"bwrap" not in argv.split(b"\0")[0]:
+                found.append(int(entry))
+    return found
 
 
 def test_a_command_that_cannot_start_is_an_error_of_the_caller() -> None:

@@ -16,6 +16,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import time
 from collections.abc import AsyncIterator, Mapping, Sequence
 from typing import IO, Any
 
@@ -41,6 +42,9 @@ TERM_GRACE_SECONDS = 1.0
 """After SIGTERM, how long the group's leader gets before the group is killed."""
 FLUSH_SECONDS = 0.5
 """How long the messages the session has handed over get to reach the server's stdin at the end."""
+SETTLE_SECONDS = 0.25
+"""After the group is gone, how long the processes of its room (another session, ended by bwrap's
+`--die-with-parent`) get to die before the sweep kills them as left behind."""
 POLL_SECONDS = 0.01
 CLIENT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 """The watcher's variables every stdio server gets, under the ones the caller gives (the `mcp` client's
@@ -166,10 +170,18 @@ async def end_server(process: Process, mark: str, grace: float) -> None:
         await _exited(process, TERM_GRACE_SECONDS)
     _signal_group(process.pid, signal.SIGKILL)  # the rest of the group, even when the leader left first
     await _exited(process, TERM_GRACE_SECONDS)
-    await anyio.to_thread.run_sync(lambda: reaper.sweep(mark, seen=seen, spare=process.pid))
+    await anyio.to_thread.run_sync(lambda: _sweep(mark, seen, process.pid))
     reaper.untrack(process.pid)
     with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
         await process.stdout.aclose()  # a survivor holding the pipe open must not keep the reader waiting
+
+
+def _sweep(mark: str, seen: list[int], leader: int) -> None:
+    """Kill and reap what still carries the mark, once what is dying anyway had its moment."""
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while reaper.marked(mark) and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+    reaper.sweep(mark, seen=seen, spare=leader)
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
