@@ -19,7 +19,8 @@ class SnapshotTarget:
     url: str | None = None
     """Streamable HTTP endpoint."""
     command: list[str] | None = None
-    """Stdio server command."""
+    """Stdio server command, started by `watcher.boundary.stdio` (a team's server comes wrapped in its
+    room by `Sandbox.wrap`)."""
     env: dict[str, str] | None = field(default=None, repr=False)
     """Environment for the stdio child, merged over the client's small safe set (`boundary.stdio.CLIENT_ENV`);
     the only way a value reaches the server: never its command line. A caller that inherits more
