@@ -8,24 +8,28 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import re
 import signal
 import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import TextIO
 
 import pytest
 from mcp import Client
 
 from watcher.boundary import sandbox
-from watcher.boundary.stdio import EXIT_GRACE_SECONDS, stdio_transport
+from watcher.boundary.stdio import EXIT_GRACE_SECONDS, STDERR_HEAD_BYTES, STDERR_TAIL_BYTES, stdio_transport
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
+from watcher.evaluation import harness
 
 SERVER = r"""
 import json, os, signal, subprocess, sys, time
 marks, flags = sys.argv[1], set(sys.argv[2:])
+FLOOD_LINES = 100_000
 
 def mark(name, text=""):
     if marks == "-":  # in a room nothing of the host is writable: the marks go to stderr
@@ -54,6 +58,10 @@ if "--daemon" in flags:  # out of the group (setsid, double fork), still holding
             time.sleep(600)
         os._exit(0)
     os.wait()
+if "--flood" in flags:  # a chatty server: numbered lines on stderr before it serves
+    sys.stderr.write("starting\n")
+    for number in range(FLOOD_LINES):
+        sys.stderr.write("livre é %06d\n" % number)
 sys.stderr.write("books server: listening on stdio\n")
 sys.stderr.flush()
 if "--noise" in flags:
@@ -78,7 +86,12 @@ for line in sys.stdin:
     else:
         reply["error"] = {"code": -32601, "message": message["method"] + " is not served here"}
     print(json.dumps(reply), flush=True)
+    if "--die" in flags and message["method"] == "initialize":  # crashes once the session has begun
+        mark("died")
+        os._exit(3)
 mark("eof")
+sys.stderr.write("books server: stdin closed\n")
+sys.stderr.flush()
 if "--stay" in flags:  # a server that does not exit when its stdin closes
     while True:
         time.sleep(0.05)
@@ -129,7 +142,7 @@ def _group_gone(pgid: int) -> bool:
     return False
 
 
-def _session(command: list[str], errlog: IO[Any] | None = None, grace: float = EXIT_GRACE_SECONDS) -> list[str]:
+def _session(command: list[str], errlog: TextIO | None = None, grace: float = EXIT_GRACE_SECONDS) -> list[str]:
     """A legacy session by the SDK's client over the transport: the tools' names."""
 
     async def run() -> list[str]:
@@ -161,7 +174,52 @@ def test_a_server_that_exits_by_itself_within_the_grace_is_not_signalled(tmp_pat
     assert _group_gone(pid)
 
 
-def test_noise_on_stdout_reaches_the_session_as_errors_and_the_answers_still_work(tmp_path: Path, marks: Path) -> None:
+def test_the_grace_is_the_watchers_a_server_still_exiting_when_it_ends_is_signalled(
+    tmp_path: Path, marks: Path
+) -> None:
+    # The server above, which exits 0.2 s after its stdin closes: with no grace it is asked to stop (the
+    # SIGTERM may come before it has read the end of its stdin).
+    assert _session(_server(tmp_path, marks, "--linger"), grace=0.0) == ["lookup"]
+    [pid] = _pids(marks, "pid")
+    assert _seen(marks, "term"), "with no grace the lingering server was never signalled"
+    assert _group_gone(pid)
+
+
+def test_a_server_that_dies_mid_session_is_a_reported_error_not_a_wait(tmp_path: Path, marks: Path) -> None:
+    summary = take_snapshot_sync(
+        SnapshotTarget(command=_server(tmp_path, marks, "--die")),
+        tmp_path / "snap",
+        era="legacy",
+        timeout=600,
+        client_profile_name="none",
+        probe_versions=False,
+    )
+    assert _seen(marks, "died"), "the server did not crash after initialize"
+    status = summary["eras"]["legacy"]["status"]
+    assert status.startswith("error: ") and "Connection closed" in status, status
+    assert "books server: listening on stdio" in status  # the stderr tail
+    [pid] = _pids(marks, "pid")
+    assert _group_gone(pid)
+
+
+def test_an_evaluation_session_ends_its_stdio_server_with_everything_it_started(tmp_path: Path, marks: Path) -> None:
+    command = _server(tmp_path, marks, "--stay", "--ignore-term", "--daemon")
+
+    async def run() -> list[str]:
+        async with harness.connect(harness.ServerTarget("1.2", command=command), timeout=30) as client:
+            return [spec.name for spec in await harness.list_tools(client)]
+
+    assert asyncio.run(run()) == ["lookup"]
+    [pid], [daemon] = _pids(marks, "pid"), _pids(marks, "daemon")
+    assert _seen(marks, "eof") and _seen(marks, "term")
+    assert _group_gone(pid), "the evaluated server's process group outlived the session"
+    assert _gone(daemon), "a setsid daemon of the evaluated server outlived the session"
+
+
+def test_noise_on_stdout_reaches_the_session_as_errors_and_the_answers_still_work(
+    tmp_path: Path, marks: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
     command = _server(tmp_path, marks, "--noise")
 
     async def run() -> tuple[list[str], list[str]]:
@@ -179,6 +237,8 @@ def test_noise_on_stdout_reaches_the_session_as_errors_and_the_answers_still_wor
     assert tools == ["lookup"]
     assert any("Starting books server v1.2" in text for text in noise), noise
     assert any("handling tools/list" in text for text in noise), noise
+    # Skipped by the session, never logged: a line of noise may carry the server's token.
+    assert "Starting books server" not in caplog.text and "handling tools/list" not in caplog.text
 
 
 def test_the_servers_stderr_goes_to_the_callers_file_and_its_environment_is_the_given_one(
@@ -207,6 +267,25 @@ def test_the_servers_stderr_goes_to_the_callers_file_and_its_environment_is_the_
         lines = errlog.read().splitlines()
     assert "BOOKS_SCOPE=catalog:read" in lines and "HAS_MARK=True" in lines
     assert "books server: listening on stdio" in lines
+
+
+def test_a_chatty_servers_stderr_is_kept_to_its_head_and_its_last_lines(tmp_path: Path, marks: Path) -> None:
+    # 9 bytes, then lines of 16: the head's end falls between the two bytes of an "é".
+    flood = b"starting\n" + b"".join(f"livre \u00e9 {number:06d}\n".encode() for number in range(100_000))
+    assert flood[STDERR_HEAD_BYTES - 7 : STDERR_HEAD_BYTES + 1] == "livre \u00e9".encode()
+    last_words = b"books server: listening on stdio\nbooks server: stdin closed\n"
+    assert len(flood) > 4 * (STDERR_HEAD_BYTES + STDERR_TAIL_BYTES)  # what the server writes, in bytes
+    with tempfile.TemporaryFile(mode="w+", encoding="utf-8") as errlog:
+        assert _session(_server(tmp_path, marks, "--flood"), errlog) == ["lookup"]
+        errlog.seek(0)
+        kept = errlog.read().encode()
+    assert _seen(marks, "eof"), "the server never got to serve"
+    head, note, tail = re.split(rb"\n?\[mcp-watcher: (\d+) bytes of the server's stderr left out\]\n", kept)
+    # The "é" cut in two is one replacement character, not a decoding error.
+    assert head == flood[: STDERR_HEAD_BYTES - 1] + "\ufffd".encode(), head[-20:]
+    assert (flood + last_words).endswith(tail) and tail.endswith(last_words) and len(tail) <= STDERR_TAIL_BYTES
+    assert tail.startswith(b"livre \xc3\xa9 "), "the kept tail does not begin with a whole line"
+    assert STDERR_HEAD_BYTES + int(note) + len(tail) == len(flood + last_words), "bytes lost or counted twice"
 
 
 def test_a_hung_server_is_a_timed_out_result_and_is_ended(tmp_path: Path, marks: Path) -> None:

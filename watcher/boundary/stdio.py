@@ -4,9 +4,11 @@ The server leads its own process group (inside its room when the caller's comman
 `Sandbox.wrap`) and carries the reaper's mark. Its stdout is read as JSON-RPC messages, one a line, into
 the memory-object streams `mcp.ClientSession` takes; a line that is no message reaches the session as its
 parse error (for the snapshot to report, masked; it is never logged here, it may carry a token). Its
-stderr goes to the caller's file. The watcher decides when it ends: when the session is done, stdin is
-closed, the server gets `EXIT_GRACE_SECONDS` to exit on its own, then its group gets SIGTERM, then
-SIGKILL, and whatever left the group is found by its mark and killed (`reaper.sweep`).
+stderr goes to the caller's file, bounded: the first `STDERR_HEAD_BYTES` as they come, of the rest the
+last `STDERR_TAIL_BYTES` once the server has ended (its last words are the evidence). The watcher decides
+when it ends: when the session is done, stdin is closed, the server gets `EXIT_GRACE_SECONDS` to exit on
+its own, then its group gets SIGTERM, then SIGKILL, and whatever left the group is found by its mark and
+killed (`reaper.sweep`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import signal
 import subprocess
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
-from typing import IO, Any
+from typing import Any, TextIO
 
 import anyio
 import anyio.lowlevel
@@ -46,6 +48,10 @@ SETTLE_SECONDS = 0.25
 """After the group is gone, how long the processes of its room (another session, ended by bwrap's
 `--die-with-parent`) get to die before the sweep kills them as left behind."""
 POLL_SECONDS = 0.01
+STDERR_HEAD_BYTES = 256 * 1024
+"""How much of a server's stderr reaches the caller's file as it is written."""
+STDERR_TAIL_BYTES = 16 * 1024
+"""Past the head, how much of the end of its stderr is kept (in memory), to be written after it ended."""
 CLIENT_ENV = ("HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER")
 """The watcher's variables every stdio server gets, under the ones the caller gives (the `mcp` client's
 safe set, which docs/snapshot.md promises)."""
@@ -66,18 +72,19 @@ async def stdio_transport(
     *,
     env: Mapping[str, str] | None,
     cwd: str | None,
-    errlog: IO[Any] | None,
+    errlog: TextIO | None,
     grace: float = EXIT_GRACE_SECONDS,
 ) -> AsyncIterator[tuple[ReadStream, WriteStream]]:
     """Start `command` and yield the (read, write) streams of its JSON-RPC messages; when the block ends,
-    end the server (see the module's text). Its stderr goes to `errlog` (None: the watcher's own stderr).
+    end the server (see the module's text). Its stderr goes to `errlog`, bounded (None: the watcher's own
+    stderr, unbounded: the service's log is the journal's to bound).
     Raises OSError when it cannot start."""
     mark = reaper.new_mark()
     process = await anyio.open_process(
         list(command),
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
-        stderr=errlog,
+        stderr=None if errlog is None else subprocess.PIPE,
         cwd=cwd,
         env={**client_env(env), reaper.MARK_VARIABLE: mark},
         start_new_session=True,
@@ -86,7 +93,7 @@ async def stdio_transport(
     reaper.track(process.pid)
     to_session, from_server = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     to_server, from_session = anyio.create_memory_object_stream[SessionMessage](0)
-    writer_done = anyio.Event()
+    writer_done, stderr_done = anyio.Event(), anyio.Event()
 
     async def read_stdout() -> None:
         assert process.stdout is not None
@@ -111,9 +118,17 @@ async def stdio_transport(
         finally:
             writer_done.set()
 
+    async def copy_stderr() -> None:
+        try:
+            if process.stderr is not None and errlog is not None:
+                await _copy_bounded(process.stderr, errlog)
+        finally:
+            stderr_done.set()
+
     async with anyio.create_task_group() as tasks:
         tasks.start_soon(read_stdout)
         tasks.start_soon(write_stdin)
+        tasks.start_soon(copy_stderr)
         try:
             yield from_server, to_server
         finally:
@@ -123,6 +138,11 @@ async def stdio_transport(
                 with anyio.move_on_after(FLUSH_SECONDS):
                     await writer_done.wait()
                 await end_server(process, mark, grace)
+                with anyio.move_on_after(FLUSH_SECONDS):
+                    await stderr_done.wait()
+                if process.stderr is not None:  # a survivor holding the pipe must not keep the copy waiting
+                    with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                        await process.stderr.aclose()
                 for stream in (from_server, to_server, to_session, from_session):
                     await stream.aclose()
             tasks.cancel_scope.cancel()
@@ -138,6 +158,37 @@ async def _deliver_lines(stdout: ByteReceiveStream, to_session: MemoryObjectSend
         buffer = lines.pop()
         for line in lines:
             await to_session.send(parse_line(line))
+
+
+async def _copy_bounded(stderr: ByteReceiveStream, errlog: TextIO) -> None:
+    """`stderr` into `errlog`: its first `STDERR_HEAD_BYTES` as they come; at its end, its last
+    `STDERR_TAIL_BYTES` (whole lines) behind a line saying how many bytes between were left out."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    room, tail, left_out = STDERR_HEAD_BYTES, bytearray(), 0
+    try:
+        async for chunk in stderr:
+            head = chunk[:room]
+            room -= len(head)
+            if head:
+                errlog.write(decoder.decode(head))
+                errlog.flush()
+            tail += chunk[len(head) :]
+            if len(tail) > STDERR_TAIL_BYTES:
+                left_out += len(tail) - STDERR_TAIL_BYTES
+                del tail[:-STDERR_TAIL_BYTES]
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+        pass  # our own shutdown closed the pipe under the read
+    finally:
+        with contextlib.suppress(OSError, ValueError):  # a file the caller has closed takes nothing more
+            if left_out:
+                partial, newline, whole = bytes(tail).partition(b"\n")
+                if newline:  # the first kept line began in what was left out
+                    left_out, tail = left_out + len(partial) + 1, bytearray(whole)
+                note = f"[mcp-watcher: {left_out} bytes of the server's stderr left out]\n"
+                errlog.write(decoder.decode(b"", final=True) + "\n" + note)
+                decoder.reset()
+            errlog.write(decoder.decode(bytes(tail), final=True))
+            errlog.flush()
 
 
 def parse_line(line: str) -> SessionMessage | Exception:
