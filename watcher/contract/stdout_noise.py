@@ -1,24 +1,21 @@
 """What a stdio server printed on stdout that is not JSON-RPC: the evidence when it answers nothing usable.
 
-The mcp client reads stdout line by line and hands each line that is not a JSON-RPC message to the session's
-message handler as a pydantic ``ValidationError`` (and logs it, with the line, as an exception). A server that
-prints only such lines would otherwise look as if it "timed out". The snapshot keeps the first few lines and
-names them in the era's status, masked like everything else it writes; the client's own log record of them
-is dropped, because it would carry an unmasked line (a server may print its token).
+The stdio transport (`watcher.boundary.stdio`) reads stdout line by line and hands each line that is not a
+JSON-RPC message to the session's message handler as a pydantic ``ValidationError`` (it logs none of them: a
+line may carry the server's token). A server that prints only such lines would otherwise look as if it "timed
+out". The snapshot keeps the first few lines and names them in the era's status, masked like everything else
+it writes.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
 KEEP_LINES = 3
 LINE_WIDTH = 160
-_CLIENT_LOGGER = "mcp.client.stdio"
-_CLIENT_MESSAGE = "Failed to parse JSONRPC message from server"
 
 
 @dataclass
@@ -54,15 +51,3 @@ class StdoutNoise:
         if timed_out:
             return f"error: no JSON-RPC answer within {timeout:g} s; {self.describe()}"
         return f"{status}; {self.describe()}"
-
-
-class _DropUnreadableLines(logging.Filter):
-    def filter(self, record: logging.LogRecord) -> bool:
-        return record.msg != _CLIENT_MESSAGE
-
-
-def quiet_client_log() -> None:
-    """Drop the client's log record of each unreadable line (idempotent): the snapshot reports them, masked."""
-    logger = logging.getLogger(_CLIENT_LOGGER)
-    if not any(isinstance(f, _DropUnreadableLines) for f in logger.filters):
-        logger.addFilter(_DropUnreadableLines())

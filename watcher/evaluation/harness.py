@@ -21,10 +21,11 @@ import anyio
 import httpx2
 import mcp_types as types
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client import Transport
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from watcher.boundary.stdio import stdio_transport
 from watcher.evaluation.providers import Provider, ProviderError, ToolCall, ToolOutcome, ToolSpec
 from watcher.evaluation.settings import EvaluationBudget
 from watcher.evaluation.tasks import Task
@@ -37,7 +38,7 @@ _TRANSPORT_FAILURES = frozenset({types.CONNECTION_CLOSED, types.REQUEST_TIMEOUT}
 
 @dataclass(frozen=True)
 class ServerTarget:
-    """One running version of the server: a streamable HTTP URL, or a stdio command the client spawns."""
+    """One running version of the server: a streamable HTTP URL, or a stdio command the boundary starts."""
 
     version: str
     url: str | None = None
@@ -99,14 +100,13 @@ class PairedRun:
 
 @asynccontextmanager
 async def connect(target: ServerTarget, timeout: float) -> AsyncIterator[Client]:
-    """An MCP session with the server; the client's response cache is off (every listing is real)."""
-    server: str | StdioServerParameters
+    """An MCP session with the server; the client's response cache is off (every listing is real). A stdio
+    server is started by the boundary (its stderr goes where the watcher's goes) and ended when the session is."""
+    server: str | Transport
     if target.url:
         server = target.url
     elif target.command:
-        server = StdioServerParameters(
-            command=target.command[0], args=target.command[1:], env=target.env, cwd=target.cwd
-        )
+        server = stdio_transport(target.command, env=target.env, cwd=target.cwd, errlog=None)
     else:
         raise ValueError("a server target needs a url or a command")
     async with Client(server, mode="auto", cache=None, read_timeout_seconds=timeout) as client:

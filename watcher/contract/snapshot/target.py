@@ -9,10 +9,9 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import httpx2
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from watcher.contract.stdout_noise import quiet_client_log
+from watcher.boundary.stdio import stdio_transport
 
 
 @dataclass
@@ -20,9 +19,10 @@ class SnapshotTarget:
     url: str | None = None
     """Streamable HTTP endpoint."""
     command: list[str] | None = None
-    """Stdio server command."""
+    """Stdio server command, started by `watcher.boundary.stdio` (a team's server comes wrapped in its
+    room by `Sandbox.wrap`)."""
     env: dict[str, str] | None = field(default=None, repr=False)
-    """Environment for the stdio child, merged over the SDK's small safe default set (PATH, HOME, …);
+    """Environment for the stdio child, merged over the client's small safe set (`boundary.stdio.CLIENT_ENV`);
     the only way a value reaches the server: never its command line. A caller that inherits more
     scrubs it first (the suite runner does)."""
     cwd: str | None = None
@@ -60,13 +60,4 @@ async def open_transport(target: SnapshotTarget, stack: AsyncExitStack, timeout:
         )
         return streamable_http_client(target.url, http_client=http)
     assert target.command
-    quiet_client_log()
-    # "replace": bytes that are no UTF-8 become a line to report, not a decoding error that ends the session.
-    params = StdioServerParameters(
-        command=target.command[0],
-        args=list(target.command[1:]),
-        env=target.env,
-        cwd=target.cwd,
-        encoding_error_handler="replace",
-    )
-    return stdio_client(params, errlog=errlog)
+    return stdio_transport(target.command, env=target.env, cwd=target.cwd, errlog=errlog)
