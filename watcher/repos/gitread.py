@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from watcher.boundary.process import scrubbed_env
+from watcher.core.secret_policy import mask
 from watcher.suites.build.env import locked
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, git_protocol_refusal
 from watcher.suites.source.checkout import auth_env, cache_dir, display_url
@@ -80,7 +81,7 @@ def fetch(
         if done.returncode != 0:
             last = next((line for line in reversed(done.stderr.splitlines()) if line.strip()), "")
             if token:
-                last = last.replace(token, "***")
+                last = mask(last, (token,))
             raise GitReadError(f"git fetch of {display_url(url)} {ref} failed: {last.strip() or done.returncode}")
         commit = _git(cache, "rev-parse", "FETCH_HEAD^{commit}", env=env).stdout.strip()
     return Commit(url=url, cache=cache, commit=commit)

@@ -10,13 +10,11 @@ from typing import Any
 
 from watcher.contract.normalize import ERAS, ERRORS_FILE, LISTS, PROFILES_DIR, SERVER_FILE, SNAPSHOT_FILES, write_json
 from watcher.contract.snapshot.outcome import EraResult
-
-MASK = "[secret]"
+from watcher.core.secret_policy import mask as mask_text
 
 
 def masked(result: EraResult, secrets: tuple[str, ...]) -> EraResult:
-    if not secrets:
-        return result
+    """The era's result with the target's credentials and anything shaped like a credential masked."""
     return EraResult(
         result.era,
         mask(result.status, secrets),
@@ -28,11 +26,9 @@ def masked(result: EraResult, secrets: tuple[str, ...]) -> EraResult:
 
 
 def mask(value: Any, secrets: tuple[str, ...]) -> Any:
-    """`value` with every secret replaced by MASK, in every string of a JSON-like structure (keys too)."""
+    """`value` with every secret masked (`secret_policy.mask`), in every string of a JSON-like structure (keys too)."""
     if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, MASK)
-        return value
+        return mask_text(value, secrets)
     if isinstance(value, dict):
         return {mask(key, secrets): mask(item, secrets) for key, item in value.items()}
     if isinstance(value, list):
