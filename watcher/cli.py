@@ -211,6 +211,7 @@ def cmd_outbox(args: argparse.Namespace) -> int:
 
 
 def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
+    from watcher.core.text import shown
     from watcher.notify.delivery import deliver_outbox, make_sink
     from watcher.notify.resend import requeue_failed, resend_console
     from watcher.notify.settings import slack_credentials
@@ -232,9 +233,9 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
             "`mcp-watcher outbox --resend-console` posts them once Slack is configured"
         )
     for row in rows:
-        print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
+        print(shown(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}"))
         if row["last_error"]:
-            print(f"         last error: {row['last_error']}")
+            print(shown(f"         last error: {row['last_error']}"))
     return 0
 
 

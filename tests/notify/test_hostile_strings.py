@@ -136,16 +136,20 @@ def test_spec_notices_escape_the_registry_text():
     ["<!channel>", "<!here|here>", "<!subteam^S123>", "<@U123>", "<#C123|general>", "<!everyone>"],
 )
 def test_guard_defuses_every_slack_command_in_text_and_blocks(hostile: str):
+    # As if a builder had let it through raw (the type makes that a mypy error; the guard is the last belt).
+    raw = kit.Mrkdwn(hostile)
     blocks = [
-        kit.section(hostile),
-        kit.context(hostile),
-        kit.fields([("a", hostile)]),
+        kit.section(raw),
+        kit.context(raw),
+        kit.fields([("a", raw)]),
         {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": [{"text": hostile}]}]},
     ]
     text, guarded = kit.guard(f"fallback {hostile}", blocks)
     assert not LINK_OUT.search(_everything(text, guarded))
     # Our own links and formatting pass untouched.
-    ours = [kit.context("<https://github.com/acme/x/actions/runs/1|GitHub Actions run> *bold*")]
+    ours = [
+        kit.context(kit.link("https://github.com/acme/x/actions/runs/1", "GitHub Actions run") + kit.Mrkdwn(" *b*"))
+    ]
     assert kit.guard("plain", ours) == ("plain", ours)
 
 
@@ -157,7 +161,7 @@ def test_safe_url_accepts_plain_addresses_only():
 
 def test_the_console_shows_the_characters_not_the_entities_and_no_terminal_escapes():
     assert kit.for_console("Node &gt;= 22 &amp; npm &lt;x&gt;") == "Node >= 22 & npm <x>"
-    assert kit.for_console("tag v1\x1b[2J\x07") == "tag v1\N{REPLACEMENT CHARACTER}[2J\N{REPLACEMENT CHARACTER}"
+    assert kit.for_console("tag v1\x1b[2J\x07") == "tag v1\\x1b[2J\\x07"  # shown, not sent
     assert kit.for_console("two\nlines\tkept") == "two\nlines\tkept"
 
 

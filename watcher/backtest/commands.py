@@ -12,6 +12,7 @@ from datetime import timedelta
 from types import FrameType
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
+from watcher.core.text import shown
 from watcher.core.timefmt import today_utc
 
 DEFAULT_DAYS = 180
@@ -88,9 +89,9 @@ def backtest_command(args: argparse.Namespace) -> int:
             if fmt == "json":
                 print(json.dumps(answer, indent=2, default=str))
             elif fmt == "markdown":
-                print(render_markdown(answer), end="")
+                print(shown(render_markdown(answer), keep="\n"), end="")
             else:
-                print(render_text(answer))
+                print(shown(render_text(answer), keep="\n"))  # versions and problems come from outside
             if answer["status"] != "done":
                 return 130
             if args.post:

@@ -17,7 +17,7 @@ from watcher.notify.settings import slack_credentials
 
 def notice(loaded: LoadedConfig, answer: dict[str, Any]) -> Notice:
     team = loaded.config.team(answer["team"])
-    text = "\n".join([headline(answer), *conclusion(answer)])
+    text = blocks.escape("\n".join([headline(answer), *conclusion(answer)]))
     folder = loaded.resolve(loaded.config.suites.runs_dir) / "_backtests" / str(answer["id"])
     folder.mkdir(parents=True, exist_ok=True)
     picture = folder / "timeline.png"

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from watcher.core import vault
 from watcher.core.secret_policy import mask
+from watcher.core.text import shown
 
 
 class RedactingFilter(logging.Filter):
@@ -22,7 +23,8 @@ class RedactingFilter(logging.Filter):
         env = vault.environ()
         secrets = (*(env.get(name, "") for name in self.secret_env), *vault.held_values())
         message = record.getMessage()
-        cleaned = mask(message, secrets)
+        # A log line in a terminal is terminal output: outside text in it cannot send escape sequences.
+        cleaned = shown(mask(message, secrets), keep="\n\t")
         if cleaned != message:
             record.msg, record.args = cleaned, None
         return True
