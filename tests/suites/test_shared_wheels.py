@@ -320,17 +320,25 @@ def build(
     )
 
 
-@pytest.mark.slow
-def test_a_later_build_installs_from_the_cache_and_its_room_cannot_write_into_it(
+def offline_rooms(
     tmp_path: Path, index: tuple[FakeRegistry, Path], monkeypatch: pytest.MonkeyPatch
-):
+) -> tuple[sandbox.Sandbox, wheels.SharedWheels]:
+    """The run boundary (or a skip saying why not) and the shared cache; builds install with uv offline,
+    their wheels from the machine's mirror (`UV_FIND_LINKS`) or the cache."""
     boundary = sandbox.choose("bubblewrap")
     if not boundary.active:
         pytest.skip(f"the run boundary cannot be had here: {boundary.reason}")
     registry, mirror = index
-    shared = wheels.SharedWheels(tmp_path / "envs" / wheels.FOLDER, registry.url("simple"))
     monkeypatch.setenv("UV_OFFLINE", "1")  # no registry in reach: every wheel comes from a folder
     monkeypatch.setenv("UV_FIND_LINKS", str(mirror))
+    return boundary, wheels.SharedWheels(tmp_path / "envs" / wheels.FOLDER, registry.url("simple"))
+
+
+@pytest.mark.slow
+def test_a_later_build_installs_from_the_cache_and_its_room_cannot_write_into_it(
+    tmp_path: Path, index: tuple[FakeRegistry, Path], monkeypatch: pytest.MonkeyPatch
+):
+    boundary, shared = offline_rooms(tmp_path, index, monkeypatch)
 
     # The first team's build takes its wheels from the machine's mirror; the watcher then caches them.
     first = build(tmp_path, "first", team_project(tmp_path / "first", shared.folder), boundary, shared)
@@ -364,13 +372,8 @@ def test_a_later_build_installs_from_the_cache_and_its_room_cannot_write_into_it
 def test_a_build_that_leaves_made_up_dist_info_names_gets_nothing_harvested_for_them(
     tmp_path: Path, index: tuple[FakeRegistry, Path], monkeypatch: pytest.MonkeyPatch
 ):
-    boundary = sandbox.choose("bubblewrap")
-    if not boundary.active:
-        pytest.skip(f"the run boundary cannot be had here: {boundary.reason}")
-    registry, mirror = index
-    shared = wheels.SharedWheels(tmp_path / "envs" / wheels.FOLDER, registry.url("simple"))
-    monkeypatch.setenv("UV_OFFLINE", "1")
-    monkeypatch.setenv("UV_FIND_LINKS", str(mirror))
+    boundary, shared = offline_rooms(tmp_path, index, monkeypatch)
+    registry, _ = index
     project = team_project(tmp_path / "planter", shared.folder, plant=BAITS)
     env = build(tmp_path, "planter", project, boundary, shared)
     assert env.ok, (env.error, env.evidence)
