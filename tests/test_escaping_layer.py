@@ -57,7 +57,7 @@ def test_our_text_of_one_medium_is_never_html():
 
 
 def test_the_terminal_shows_control_characters_instead_of_sending_them():
-    assert shown("v1\x1b[2J\x07 \r \u202e \x9b x") == "v1\\x1b[2J\\x07 \\x0d \\u202e \\x9b x"
+    assert shown("v1\x1b[2J\x07 \r \u202e \x9b x") == "v1\\x1b[2J\\x07 \\x0d \\u202e \\u009b x"
     assert shown("two\nlines") == "two\\x0alines"
     assert shown("two\nlines\ttab", keep="\n\t") == "two\nlines\ttab"
     assert shown("plain ünïcode, emoji 🙂") == "plain ünïcode, emoji 🙂"

@@ -16,6 +16,7 @@ from watcher.core import clock, vault
 from watcher.core.clock import ClockSettingError
 from watcher.core.errors import ConfigError, SchemaTooNew, StateError
 from watcher.core.logs import setup_logging
+from watcher.core.text import shown_streams
 from watcher.digest.commands import register as register_digest_command
 from watcher.evaluation.commands import register as register_evaluation_command
 from watcher.readiness.commands import register as register_readiness_command
@@ -84,7 +85,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    config = _setup_logging(args)
+    # The terminal's escaping layer: whatever a command prints (versions, team files' values, errors quoting
+    # a file) reaches the terminal with its control characters shown, never sent.
+    with shown_streams():
+        return _run(args, _setup_logging(args))
+
+
+def _run(args: argparse.Namespace, config: WatcherConfig | None) -> int:
     try:
         clock.now()  # a bad MCP_WATCHER_CLOCK_START is a usage error before any work starts
         if not _uses_config(args):

@@ -11,7 +11,7 @@ and only ours may carry that medium's markup:
   for our own literal text only (a test reads the code and fails on any other use outside this module
   and the Block Kit layer), and a link is made only by `blocks.link`.
 - a terminal: `shown` turns every control character (escape sequences, carriage returns, bidi overrides)
-  into visible text; everything a command prints about outside things goes through it.
+  into visible text; every command's stdout and stderr go through it (`ShownStream`, installed by the CLI).
 - HTML: Jinja's autoescape, and markupsafe's `Markup` for the few cells built in Python. A `Written` text
   is never trusted as HTML: its `__html__` escapes it like any other text.
 
@@ -20,8 +20,11 @@ The composition is markupsafe's (the library Jinja escapes with), given each med
 
 from __future__ import annotations
 
+import contextlib
 import re
-from typing import Self
+import sys
+from collections.abc import Iterable, Iterator
+from typing import Any, Self, TextIO, cast
 
 import markupsafe
 
@@ -63,12 +66,14 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066
 
 
 def _visible(match: re.Match[str]) -> str:
+    # `\\u` above the C0 range: inside a JSON string printed with ensure_ascii=False (which leaves DEL, the
+    # C1 controls and the bidi marks as they are) that is JSON's own escape of the same character.
     code = ord(match[0])
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x20 else f"\\u{code:04x}"
 
 
 def shown(text: str, keep: str = "") -> str:
-    """`text` for a terminal: every control character (and bidi override) written out as `\\xNN` /
+    """`text` for a terminal: every control character (and bidi override) written out as `\\xNN` (C0) or
     `\\uNNNN`, so a tag or an error message cannot move the cursor, recolour, retitle or reorder what is
     shown. Characters in `keep` (e.g. the line breaks of a multi-line text of ours) pass."""
     return _CONTROL.sub(lambda match: match[0] if match[0] in keep else _visible(match), text)
@@ -84,3 +89,43 @@ class Mrkdwn(Written):
         """Slack's three entities, so no `<url|label>`, `<!here>`, `<@user>` or `<#channel>` is made of it;
         control characters shown (`shown`; line breaks and tabs are layout, and stay)."""
         return shown(text, keep="\n\t").translate(_SLACK_ENTITIES)
+
+
+class ShownStream:
+    """A terminal stream that outside text cannot steer: every write is `shown` (line breaks and tabs kept).
+    `mcp-watcher` runs every command with stdout and stderr wrapped so (`shown_streams`), so a value printed
+    by any command, in any format, reaches the terminal as text. Our own control sequences (a progress line
+    redrawn in place, a spinner) are written to `raw` (`raw_stream`)."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write(shown(text, keep="\n\t"))
+        return len(text)
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name: str) -> Any:  # flush, isatty, fileno, encoding, …: the stream's own
+        return getattr(self.raw, name)
+
+
+def raw_stream(stream: TextIO) -> TextIO:
+    """Where our own control sequences go: the stream under a `ShownStream`, or `stream` itself."""
+    return stream.raw if isinstance(stream, ShownStream) else stream
+
+
+@contextlib.contextmanager
+def shown_streams() -> Iterator[None]:
+    """`sys.stdout` and `sys.stderr` wrapped in `ShownStream` while the block runs (the CLI's commands)."""
+    saved = sys.stdout, sys.stderr
+    if not isinstance(sys.stdout, ShownStream):
+        sys.stdout = cast(TextIO, ShownStream(sys.stdout))
+    if not isinstance(sys.stderr, ShownStream):
+        sys.stderr = cast(TextIO, ShownStream(sys.stderr))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
