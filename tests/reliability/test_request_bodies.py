@@ -15,9 +15,6 @@ route of the assembled app refuses a body over its cap.
 from __future__ import annotations
 
 import ast
-import contextlib
-import select
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -27,6 +24,7 @@ import pytest
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
+from bench.bench_bodies import peak_rss, send_chunked
 from tests.helpers import ROOT, free_port, start_service, wait_until
 from watcher.ops.bodies import LIMITS, LOGIN_LIMIT, SLACK_EVENTS_LIMIT
 
@@ -34,55 +32,11 @@ pytestmark = [pytest.mark.xdist_group("service"), pytest.mark.timeout(300)]
 
 HUGE = 200 * 1024 * 1024
 """The attack's body: 200 MiB, chunked, no Content-Length."""
-PIECE = 64 * 1024
 GROWTH_LIMIT = 48 * 1024 * 1024
 """How much the peak RSS may grow across both attacks: the caps are 1 MiB and 4 KiB; the rest is the
 interpreter's own allocations while it answers (a body read whole would add the 200 MiB)."""
 SIGNING_SECRET = "signing-secret-for-the-body-test"
 PAGE_TOKEN = "page-token-for-the-body-test-0001"
-
-
-def peak_rss(pid: int) -> int:
-    """The process's peak resident set size in bytes (VmHWM in /proc/<pid>/status)."""
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) * 1024
-    raise AssertionError(f"no VmHWM for {pid}")
-
-
-def send_chunked(port: int, path: str, total: int = HUGE) -> tuple[int | None, int]:
-    """POST `total` bytes to `path` as chunks with no Content-Length; returns (status the server answered,
-    bytes sent before it answered or closed). Stops sending as soon as an answer arrives."""
-    sock = socket.create_connection(("127.0.0.1", port), timeout=60)
-    sent = 0
-    answer = b""
-    try:
-        head = (
-            f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n"
-            "Content-Type: application/x-www-form-urlencoded\r\n\r\n"
-        )
-        sock.sendall(head.encode())
-        piece = f"{PIECE:x}\r\n".encode() + b"a" * PIECE + b"\r\n"
-        while sent < total:
-            if select.select([sock], [], [], 0)[0]:
-                break  # an answer (or the close) came before the body was done
-            try:
-                sock.sendall(piece)
-            except (BrokenPipeError, ConnectionResetError):
-                break
-            sent += PIECE
-        else:
-            sock.sendall(b"0\r\n\r\n")
-        with contextlib.suppress(ConnectionResetError, TimeoutError):
-            while b"\r\n" not in answer:
-                more = sock.recv(65536)
-                if not more:
-                    break
-                answer += more
-    finally:
-        sock.close()
-    status = int(answer.split()[1]) if answer.startswith(b"HTTP/1.1 ") else None
-    return status, sent
 
 
 def test_huge_chunked_bodies_cost_the_running_service_only_their_cap(slack, write_config, tmp_path: Path):
@@ -93,12 +47,12 @@ def test_huge_chunked_bodies_cost_the_running_service_only_their_cap(slack, writ
         service.wait_http()
         service.wait_for_log("HTTP at POST /slack/events")
         before = peak_rss(service.process.pid)
-        status, sent = send_chunked(service.port, "/slack/events")
+        status, sent = send_chunked(service.port, "/slack/events", HUGE)
         # The mark: the attack really went out (well past the cap) and was answered by the service.
         assert sent > SLACK_EVENTS_LIMIT, sent
         assert status == 413
         assert sent < HUGE // 2, f"the service read {sent} bytes before refusing"
-        login_status, _ = send_chunked(service.port, "/login")
+        login_status, _ = send_chunked(service.port, "/login", HUGE)
         assert login_status == 303  # open pages on loopback: /login reads nothing and sends you back
         after = peak_rss(service.process.pid)
         print(f"service peak RSS: {before / 2**20:.0f} MiB before, {after / 2**20:.0f} MiB after")
@@ -151,7 +105,7 @@ def test_login_with_a_page_token_reads_only_its_cap(tmp_path: Path):
         base = f"http://127.0.0.1:{port}"
         wait_until(lambda: httpx.get(f"{base}/healthz", timeout=2).status_code == 200, message="the app")
         before = peak_rss(child.pid)
-        status, sent = send_chunked(port, "/login")
+        status, sent = send_chunked(port, "/login", HUGE)
         assert sent > LOGIN_LIMIT and status == 413, (status, sent)
         assert sent < HUGE // 2
         after = peak_rss(child.pid)
