@@ -1,17 +1,19 @@
 """One secrets policy, one masker: every consumer hides the same secrets, driven by one table.
 
 `SECRETS` holds a value of each kind the policy names (Slack's bot, user and Socket Mode tokens, GitHub's
-classic, OAuth, app and fine-grained tokens, a Slack webhook URL, provider keys). Each consumer is handed
-every value of the table where it would otherwise leak it, under a variable name that says nothing, and
-must not let it through: the early vault (holds it), a child's environment (drops it), the log filter, the
-status pages, the snapshot files and a provider's error text (mask it). The check first reads back that
-the value really reached the consumer's input (the mark), then that it is not in the output.
+classic, OAuth, app and fine-grained tokens, a Slack webhook URL, provider keys: Anthropic's `sk-ant-`,
+OpenAI's `sk-proj-` and plain `sk-`). Each consumer is handed every value of the table where it would
+otherwise leak it, under a variable name that says nothing, and must not let it through: the early vault
+(holds it), a child's environment (drops it), the log filter, the status pages, the stored run reports, the
+snapshot files and a provider's error text (mask it). The check first reads back that the value really
+reached the consumer's input (the mark), then that it is not in the output.
 """
 
 from __future__ import annotations
 
 import asyncio
 import io
+import json
 import logging
 import os
 import subprocess
@@ -23,7 +25,7 @@ import yaml
 from starlette.testclient import TestClient
 
 from bench.fakes.model_provider import FakeProvider
-from watcher.boundary.process import scrubbed_env
+from watcher.boundary.process import run_command, scrubbed_env
 from watcher.config import load_config, parse_config
 from watcher.contract.snapshot.outcome import EraResult
 from watcher.contract.snapshot.writing import masked
@@ -49,10 +51,13 @@ SECRETS = {
     "slack webhook url": "https://hooks.slack.com/services/T0000AAAA/B0000BBBB/cccccccccccccccccccccccc",
     "anthropic key": "sk-ant-api03-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2Rr1Qq0",
     "openai key": "sk-proj-Aa1Bb2Cc3Dd4Ee5Ff6Gg7Hh8Ii9Jj0",
+    "openai legacy key": "sk-" + "Kq7Lm2Np9Rs4Tu6Vw1Xy3Za5Bc8De0Fg2Hi4Jk6Lm8No0Pq",
 }
 """What each consumer must mask. A new kind of secret is one more row here, and every consumer is tested on it."""
 REQUIRED = ("slack socket mode token", "github fine-grained token")
 """The two the log filter did not know before the policy was one module."""
+ISSUE_PREFIXES = ("xoxb-", "xapp-", "xoxp-", "ghp_", "github_pat_", "sk-ant-", "sk-")
+"""The forms issue 32 names: each has a row of `SECRETS`, so every consumer is tested on each."""
 INNOCENT = "BUILD_LABEL"
 """A variable name that says nothing: the value alone must be recognised."""
 
@@ -67,6 +72,8 @@ def _shown(value: str) -> str:
 @each_kind
 def test_the_table_has_the_kinds_the_issue_names(kind: str):
     assert all(required in SECRETS for required in REQUIRED)
+    assert all(any(v.startswith(p) for v in SECRETS.values()) for p in ISSUE_PREFIXES)
+    assert any(v.startswith("sk-") and not v.startswith(secret_policy.SECRET_VALUE_PREFIXES) for v in SECRETS.values())
     assert secret_policy.is_secret_value(SECRETS[kind])
     assert secret_policy.is_secret(INNOCENT, SECRETS[kind]) and not secret_policy.is_secret(INNOCENT, "release-7")
 
@@ -141,12 +148,41 @@ def test_a_page_never_shows_it(kind: str, tmp_path: Path):
     store = Store(tmp_path / "state.db")
     report = {"verdict": "fail", "reasons": [{"verdict": "fail", "reason": f"install failed: token {value}"}]}
     run_id = store.record_run("srv", "python", "2.3.0", "cli", report)
+    # A row stored before reports were masked (or by a version that did not know this kind): the page masks too.
+    store.db.execute("update runs set report = ? where id = ?", [json.dumps(report), run_id])
     assert value in str(store.run_by_id(run_id)["report"])  # it is in the state the page reads
     ctx = WebContext(load_config(config), store)
     client = TestClient(build_app(Readiness(store, 30, ctx.now(), lambda: True), *web_parts(ctx, Access(None, False))))
     page = client.get(f"/runs/{run_id}")
     assert page.status_code == 200 and "install failed: token" in page.text
     assert _shown(value) not in page.text
+
+
+@each_kind
+def test_a_stored_report_never_shows_it(kind: str, tmp_path: Path):
+    value = SECRETS[kind]
+    # What a build step printed (a private index's token in pip's error, say), as the boundary captures it.
+    build = run_command(
+        [sys.executable, "-c", "import sys; print('ERROR: 401 for', sys.argv[1])", value],
+        cwd=tmp_path,
+        env={"PATH": os.environ.get("PATH", "")},
+        timeout=60,
+        log_path=tmp_path / "build.log",
+    )
+    assert value in build.tail  # the mark: the secret reached the text a report is made of
+    report = {"verdict": "fail", "install": {"ok": False, "error": "pip failed", "evidence": build.tail}, value: 1}
+    store = Store(tmp_path / "state.db")
+    store.record_run("srv", "python", "2.3.0", "cli", report)  # `check` by hand
+    assert store.queue_run("srv", "python", "2.3.1", "release:python:2.3.1")  # the worker's way
+    claimed = store.claim_run()
+    assert claimed is not None
+    store.finish_run(claimed["id"], "fail", report, 1.0)
+    stored = [row["report"] for row in store.db.query("select report from runs order by id")]
+    store.close()
+    assert len(stored) == 2 and all("ERROR: 401 for" in text for text in stored)
+    assert not [text for text in stored if _shown(value) in text], stored
+    evidence = [json.loads(text)["install"]["evidence"].strip() for text in stored]
+    assert all(e.startswith("ERROR: 401 for ") and e.endswith(secret_policy.MASK) for e in evidence), evidence
 
 
 @each_kind

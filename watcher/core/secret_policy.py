@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable
+from typing import Any
 
 MASK = "[secret]"
 """What a masked secret is replaced with, everywhere."""
@@ -122,3 +123,22 @@ def mask(text: str, known: Iterable[str] = ()) -> str:
     for value in sorted({v for v in known if v and len(v) >= 4}, key=len, reverse=True):
         text = text.replace(value, MASK)
     return _value_pattern().sub(_masked, text)
+
+
+def mask_data(value: Any, known: Iterable[str] = ()) -> Any:
+    """`value` with every secret masked (`mask`) in every string of a JSON-like structure, keys too."""
+    if isinstance(value, str):
+        return mask(value, known)
+    if isinstance(value, dict):
+        return {mask_data(key, known): mask_data(item, known) for key, item in value.items()}
+    if isinstance(value, list):
+        return [mask_data(item, known) for item in value]
+    return value
+
+
+def masked_json(value: Any, known: Iterable[str] = ()) -> str:
+    """`value` as the state stores a report: JSON (keys sorted, what JSON cannot hold as its text), every
+    secret in it masked, so no stored report holds one whatever a build or a server printed."""
+    import json  # here, not at the top: the early vault imports this module before anything else
+
+    return json.dumps(mask_data(value, tuple(known)), sort_keys=True, default=str)
