@@ -37,10 +37,16 @@ from watcher.notify.delivery import WebApiSink, deliver_outbox
 
 HOSTILE = (
     "<https://evil.example/login|Action required: re-authorize mcp-watcher> <!channel> <!here> <@U0ATTACK> "
-    "<#C0ATTACK> @here #general https://evil.example/bare &amp; \x1b]0;owned\x07\x1b[2J\u202e"
+    "<#C0ATTACK> @here #general https://evil.example/bare &amp; \x1b]0;owned\x07\x1b[2J\u202e "
+    "*bold* _it_ ~gone~ `tick` ```fence``` <script>alert(1)</script> <b onmouseover=alert(2)>html</b>"
 )
 """What a registry, a team file, a server or a suite can put in a text: a disguised link, Slack commands,
-words Slack would parse itself, an entity, terminal escapes and a bidi override."""
+words Slack would parse itself, an entity, terminal escapes and a bidi override, mrkdwn's formatting marks
+and backticks (a code span of ours closed early), HTML."""
+FORMATTING = "*bold* _it_ ~gone~ `tick` ```fence```"
+"""Mrkdwn has no escape for its formatting marks (only `&`, `<`, `>` are entities): they reach Slack as the
+characters they are and can restyle a line, never make a link, a mention or a command. The test reads them
+back, so none is dropped or turned into something else on the way."""
 WORD = "<https://evil.example/w|Re-authorize><!channel>"
 """The same in one word (a slash command's argument)."""
 MARK = "evil.example"
@@ -53,6 +59,8 @@ NOW = datetime(2026, 12, 3, 12, 0, tzinfo=UTC)
 _LINK = re.compile(r"<(https?://[^|>]*)(?:\|[^>]*)?>")
 _COMMAND = re.compile(r"<[!@#]")
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_HTML = re.compile(r"<(?!https?://|mailto:)[^>]*>?")
+"""Any `<` that does not open one of our links: a tag (`<script>`, `<b …>`) or a Slack entity of outside text."""
 
 
 @dataclass
@@ -425,6 +433,7 @@ def live_problems(text: str, blocks: list[dict[str, Any]] | None) -> list[str]:
         found += [f"{where}: a link to {url}" for url in _LINK.findall(value) if OUTSIDE_HOST in url]
         found += [f"{where}: a Slack command {m!r}" for m in _COMMAND.findall(value)]
         found += [f"{where}: a control character {c!r}" for c in _CONTROL.findall(value)]
+        found += [f"{where}: HTML {m!r}" for m in _HTML.findall(value)]
     found += [f"mrkdwn not verbatim: {m['text'][:60]!r}" for m in mrkdwn if m.get("verbatim") is not True]
     for value in plain:
         found += [f"plain text: {m!r}" for m in re.findall(r"<[!@#h]", value)]
@@ -444,6 +453,8 @@ def test_no_outside_text_is_live_in_any_notice(world: World, kind: str):
     assert len(received) == len(sent), (len(received), sent)
     shown = "\n".join(m["text"] + json.dumps(m["blocks"]) for m in received)
     assert MARK in shown, f"no hostile text reached the {kind} notice: the case proves nothing"
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in shown, f"{kind}: the HTML did not arrive as text"
+    assert FORMATTING in shown, f"{kind}: mrkdwn's formatting marks did not arrive as they are"
     for message in received:
         problems = live_problems(message["text"], message["blocks"])
         assert not problems, f"{kind}: " + "; ".join(problems)
@@ -455,6 +466,7 @@ def test_the_checker_finds_what_it_looks_for():
     assert any("a link to https://evil.example/login" in p for p in problems)
     assert any("a Slack command" in p for p in problems) and any("control character" in p for p in problems)
     assert any("not verbatim" in p for p in problems)
+    assert any("HTML '<script>'" in p for p in problems) and any("HTML '<b onmouseover" in p for p in problems)
     ours = {"type": "mrkdwn", "text": "<https://github.com/acme/books/actions/runs/1|run &lt;x&gt;>", "verbatim": True}
     assert live_problems("fine", [{"type": "context", "elements": [ours]}]) == []
 
