@@ -203,3 +203,83 @@ def test_the_pages_show_outside_text_as_text(tmp_path: Path):
         handlers = [a for _, attrs in parsed.tags for a in attrs if a.startswith("on")]
         assert not handlers, (path, handlers)
     store.close()
+
+
+# --- the terminal: every command, through the CLI's layer ----------------------------------------------------
+
+
+def test_a_command_that_shows_nothing_itself_still_prints_through_the_layer(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+):
+    from tests.contract.helpers import write_snapshot
+
+    tool = {"name": "search", "description": "finds books", "inputSchema": {"type": "object"}}
+    hostile = {**tool, "name": "lookup\x1b]0;owned\x07\x1b[2J\u202e"}  # a server's tool name
+    before = write_snapshot(tmp_path / "before", tools=[tool])
+    after = write_snapshot(tmp_path / "after", tools=[tool, hostile])
+    # `diff` renders with no `shown` of its own
+    assert main(["diff", str(before), str(after), "--format", "markdown"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert "lookup\\x1b]0;owned\\x07\\x1b[2J\\u202e" in out  # the mark: the server's name was printed, shown
+    assert not TERMINAL_CONTROLS.findall(out), TERMINAL_CONTROLS.findall(out)
+    # JSON (written with ensure_ascii=False, so the bidi override is left raw): shown as JSON's own escape,
+    # so the output still reads back as the name it is.
+    assert main(["diff", str(before), str(after), "--format", "json"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert not TERMINAL_CONTROLS.findall(out), TERMINAL_CONTROLS.findall(out)
+    assert hostile["name"] in _strings(json.loads(out))
+
+
+def _strings(value: object) -> set[str]:
+    if isinstance(value, dict):
+        return set().union(*(_strings(v) for v in value.values()), set())
+    if isinstance(value, list):
+        return set().union(*(_strings(v) for v in value), set())
+    return {value} if isinstance(value, str) else set()
+
+
+def terminal_bypasses(source: str, filename: str, allowed: bool = False) -> list[str]:
+    """Ways past the CLI's terminal layer in a module: the streams' bytes (`sys.stdout.buffer`), the
+    interpreter's original streams (`sys.__stdout__`), a write to their descriptors (`os.write(1, …)`), and
+    `raw_stream` outside the modules that draw our own progress lines (`allowed`)."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        where = f"{filename}:{getattr(node, 'lineno', 0)}"
+        if isinstance(node, ast.Attribute) and node.attr in ("__stdout__", "__stderr__"):
+            found.append(f"{where}: sys.{node.attr}")
+        if isinstance(node, ast.Attribute) and node.attr == "buffer":
+            inner = node.value
+            if isinstance(inner, ast.Attribute) and inner.attr in ("stdout", "stderr"):
+                found.append(f"{where}: {inner.attr}.buffer")
+        if isinstance(node, ast.Call) and ast.unparse(node.func) == "os.write" and node.args:
+            target = ast.unparse(node.args[0])
+            if target in ("1", "2") or "stdout" in target or "stderr" in target:
+                found.append(f"{where}: os.write({target}, …)")
+        if isinstance(node, ast.Name) and node.id == "raw_stream" and not allowed:
+            found.append(f"{where}: raw_stream")
+    return found
+
+
+RAW_DRAWERS = {"watcher/core/text.py", "watcher/core/progress.py", "watcher/backtest/progress.py"}
+"""The modules whose own control sequences (a line redrawn in place, a spinner) go past the layer."""
+
+
+def test_nothing_writes_to_the_terminal_past_the_layer():
+    found = []
+    for path in sorted((ROOT / "watcher").rglob("*.py")):
+        name = path.relative_to(ROOT).as_posix()
+        found += terminal_bypasses(path.read_text(encoding="utf-8"), name, allowed=name in RAW_DRAWERS)
+    assert not found, found
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        "import sys\nsys.stdout.buffer.write(b'x')",
+        "import sys\nprint('x', file=sys.__stderr__)",
+        "import os\nos.write(2, b'x')",
+        "from watcher.core.text import raw_stream\nimport sys\nraw_stream(sys.stderr).write('x')",
+    ],
+)
+def test_a_planted_bypass_is_found(planted: str):
+    assert terminal_bypasses(planted, "planted.py")
