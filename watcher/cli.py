@@ -21,6 +21,7 @@ from watcher.core import clock, interrupts, vault
 from watcher.core.clock import ClockSettingError
 from watcher.core.errors import ConfigError, SchemaTooNew, StateError
 from watcher.core.logs import setup_logging
+from watcher.core.text import shown_streams
 from watcher.digest.commands import register as register_digest_command
 from watcher.evaluation.commands import register as register_evaluation_command
 from watcher.readiness.commands import register as register_readiness_command
@@ -124,7 +125,13 @@ def main(argv: list[str] | None = None) -> int:
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    config = _setup_logging(args)
+    # The terminal's escaping layer: whatever a command prints (versions, team files' values, errors quoting
+    # a file) reaches the terminal with its control characters shown, never sent.
+    with shown_streams():
+        return _run(args, _setup_logging(args))
+
+
+def _run(args: argparse.Namespace, config: WatcherConfig | None) -> int:
     try:
         clock.now()  # a bad MCP_WATCHER_CLOCK_START is a usage error before any work starts
         if not _uses_config(args):
@@ -251,6 +258,7 @@ def cmd_outbox(args: argparse.Namespace) -> int:
 
 
 def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
+    from watcher.core.text import shown
     from watcher.notify.delivery import deliver_outbox, make_sink
     from watcher.notify.resend import requeue_failed, resend_console
     from watcher.notify.settings import slack_credentials
@@ -272,9 +280,9 @@ def _outbox(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int
             "`mcp-watcher outbox --resend-console` posts them once Slack is configured"
         )
     for row in rows:
-        print(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}")
+        print(shown(f"{row['status']:8} {row['created']} {row['team']:12} {row['channel']:20} {row['key']}"))
         if row["last_error"]:
-            print(f"         last error: {row['last_error']}")
+            print(shown(f"         last error: {row['last_error']}"))
     return 0
 
 

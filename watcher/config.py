@@ -4,7 +4,6 @@ typed document, read by the loader in `watcher.core.configfile`. Errors name the
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from watcher.core.configfile import (
     yaml_with_lines,
 )
 from watcher.core.errors import ConfigError
+from watcher.core.secret_policy import is_inline_secret_key
 from watcher.core.settings import LogSettings
 from watcher.core.state_check import StateError
 from watcher.core.store import Store
@@ -195,15 +195,12 @@ def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
     return validate_with_lines(WatcherConfig, data, filename, lines)
 
 
-_SECRET_KEYS = re.compile(r"^(token|bot_token|webhook|webhook_url|secret|password)$")
-
-
 def _refuse_inline_secrets(data: dict[str, Any], filename: str, lines: dict[tuple[str | int, ...], int]) -> None:
     servers = data.get("servers")
     for i, server in enumerate(servers if isinstance(servers, list) else []):
         evaluation = server.get("evaluation") if isinstance(server, dict) else None
         for key in evaluation if isinstance(evaluation, dict) else ():
-            if isinstance(key, str) and (_SECRET_KEYS.match(key) or key == "api_key"):
+            if isinstance(key, str) and is_inline_secret_key(key):
                 line = lines.get(("servers", i, "evaluation", key), 1)
                 raise ConfigError(
                     f"{filename}:{line}: servers.{i}.evaluation.{key}: secrets are never read from the YAML; "
@@ -212,7 +209,7 @@ def _refuse_inline_secrets(data: dict[str, Any], filename: str, lines: dict[tupl
     slack = data.get("slack")
     if isinstance(slack, dict):
         for key in slack:
-            if isinstance(key, str) and _SECRET_KEYS.match(key):
+            if isinstance(key, str) and is_inline_secret_key(key):
                 line = lines.get(("slack", key), 1)
                 raise ConfigError(
                     f"{filename}:{line}: slack.{key}: secrets are never read from the YAML; "
@@ -221,7 +218,7 @@ def _refuse_inline_secrets(data: dict[str, Any], filename: str, lines: dict[tupl
     http = data.get("http")
     if isinstance(http, dict):
         for key in http:
-            if isinstance(key, str) and (_SECRET_KEYS.match(key) or key == "auth_token"):
+            if isinstance(key, str) and is_inline_secret_key(key):
                 line = lines.get(("http", key), 1)
                 raise ConfigError(
                     f"{filename}:{line}: http.{key}: secrets are never read from the YAML; "

@@ -4,7 +4,8 @@
 capability) take hundreds of milliseconds, and until the secrets are scrubbed a same-user process can read
 them from `/proc/<pid>/environ`. So the first thing done is `vault.seal_early()` (non-dumpable, secret-looking
 variables held in memory, the environment block overwritten); only then is the CLI imported. This module
-imports nothing but `watcher.core.vault` (standard library only).
+imports nothing but `watcher.core.vault` and the secrets policy it asks (`watcher.core.secret_policy`), both
+standard library only.
 """
 
 from __future__ import annotations

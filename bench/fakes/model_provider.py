@@ -54,6 +54,8 @@ class FakeProvider(LoopbackServer):
         self.requests: list[dict[str, Any]] = []
         self.fail_next: list[int] = []
         self.fail_always: int | None = None
+        self.error_message: str | None = None
+        """The message of the errors it answers (None: "fake <status>")."""
         self._lock = threading.Lock()
         self._ids = 0
         self.handle_seconds: list[float] = []
@@ -121,10 +123,11 @@ class FakeProvider(LoopbackServer):
 
     def _error(self, request: BaseHTTPRequestHandler, api: str, status: int) -> None:
         kind = "rate_limit_error" if status == 429 else "api_error"
+        said = self.error_message or f"fake {status}"
         payload: dict[str, Any] = (
-            {"type": "error", "error": {"type": kind, "message": f"fake {status}"}}
+            {"type": "error", "error": {"type": kind, "message": said}}
             if api == "anthropic"
-            else {"error": {"message": f"fake {status}", "type": kind, "param": None, "code": None}}
+            else {"error": {"message": said, "type": kind, "param": None, "code": None}}
         )
         # retry-after-ms keeps the SDKs' retries from sleeping: the test does not wait on a clock.
         self._send(request, status, payload, {"retry-after-ms": "1"})

@@ -91,6 +91,7 @@ HANG_LIMIT_SECONDS = 60.0
 """A hung request is answered with nothing and closed after this long even if nobody stops the server."""
 
 _CONTENT_TYPES = {".json": "application/json", ".xml": "application/xml", ".info": "application/json"}
+PEP691 = "application/vnd.pypi.simple.v1+json"
 
 
 class _Server(ThreadingHTTPServer):
@@ -249,6 +250,8 @@ def _handler_for(registry: FakeRegistry) -> type[BaseHTTPRequestHandler]:
                 return
             body = file.read_bytes().replace(PLACEHOLDER, registry.base.encode())
             content_type = _CONTENT_TYPES.get(file.suffix, "text/plain; charset=utf-8")
+            if PEP691 in self.headers.get("Accept", "") and b'"api-version"' in body:
+                content_type = PEP691  # a Simple API page asked for as JSON (uv accepts no other JSON type)
             if fault is not None and fault.malformed:
                 body = body[: max(1, len(body) // 2)]
                 registry._count(path, len(body))

@@ -1,6 +1,7 @@
-"""Hostile outside strings fed through every notice kind: no Slack command (`<!channel>`, `<@U…>`, `<#C…>`) and no
-disguised link survives a builder, in the blocks or in the fallback text; and `blocks.guard`, which every Slack
-sink applies last, defuses whatever a builder might still let through."""
+"""Hostile outside strings fed through the builders (every kind end to end: test_hostile_notices.py): no Slack
+command (`<!channel>`, `<@U…>`, `<#C…>`) and no disguised link survives a builder, in the blocks or in the
+fallback text; and `blocks.guard`, which every Slack sink applies last, defuses whatever a builder might
+still let through."""
 
 from __future__ import annotations
 
@@ -13,11 +14,11 @@ from typing import Any
 import pytest
 
 from tests.digest.helpers import DIGEST_NOW, TODAY, add_release, build_state
+from tests.notify.test_hostile_notices import suite_report
 from watcher.digest.build import build_digest
 from watcher.digest.slack import slack_messages
 from watcher.notify import blocks as kit
 from watcher.sources.notices import release_notice
-from watcher.spec.notices import Change, render_change, render_operator
 from watcher.suites.notices import render as render_suite
 
 HOSTILE = "x <!channel> <@U024BE7LH> <#C024BE7LH> <https://evil.example/steal|the docs> & more"
@@ -39,64 +40,13 @@ def _assert_clean(text: str, blocks: list[dict[str, Any]] | None) -> None:
     assert not re.search(r"<[!@#]", json.dumps(blocks or [])), "a Slack command in a header"
 
 
-def _suite_report() -> dict[str, Any]:
-    return {
-        "server": "books",
-        "sdk": "python",
-        "sdk_package": "mcp",
-        "sdk_version": "2.4.0b1",
-        "baseline_sdk_version": HOSTILE,
-        "verdict": "fail",
-        "run_id": HOSTILE,
-        "seconds": 12.0,
-        "reasons": [{"verdict": "fail", "reason": HOSTILE}, {"verdict": "error", "reason": "CI: " + HOSTILE}],
-        "install": {"ok": False, "error": HOSTILE, "evidence": "log tail\n" + HOSTILE},
-        "conformance": [
-            {
-                "requirements": HOSTILE,
-                "passed": 1,
-                "failed": 1,
-                "expected_failures": [],
-                "unexpected_failures": [HOSTILE],
-                "stale_entries": [HOSTILE],
-                "failure_messages": {HOSTILE: HOSTILE},
-            },
-            {"requirements": "2025-11-25", "error": HOSTILE},
-        ],
-        "contract": {
-            "baseline": HOSTILE,
-            "changes": [
-                {
-                    "list": HOSTILE,
-                    "name": HOSTILE,
-                    "kind": HOSTILE,
-                    "path": HOSTILE,
-                    "era": HOSTILE,
-                    "breaksClients": True,
-                },
-                {"list": "tools", "name": HOSTILE, "kind": "x", "affectsModels": True},
-            ],
-            "accepted": [
-                {"list": "tools", "name": HOSTILE, "kind": "x", "accepted": {"expires": HOSTILE, "reason": HOSTILE}}
-            ],
-        },
-        "evaluation": {"note": HOSTILE},
-        "deprecation_warnings": [{"kind": HOSTILE, "message": HOSTILE, "count": 2}],
-        "source": {"commit": "a" * 40, "git": HOSTILE, "ref": HOSTILE},
-        "actions": {"html_url": "https://evil.example/x|<!channel>"},
-    }
-
-
 def test_a_suite_result_escapes_reasons_errors_log_tails_names_and_refuses_a_disguised_link():
-    text, blocks = render_suite(_suite_report())
+    report = suite_report()  # hostile text in every outside field (the end-to-end test's report)
+    text, blocks = render_suite(report)
     _assert_clean(text, blocks)
-    assert "&lt;!channel&gt;" in text and "&amp; more" in text
+    assert "&lt;!channel&gt;" in text and "&amp;amp;" in text
     assert "GitHub Actions run" not in _everything(text, blocks)  # an address that could disguise a link: none
-
-
-def test_a_suite_contract_error_is_escaped():
-    report = {**_suite_report(), "contract": {"error": HOSTILE}, "install": None, "conformance": []}
-    _assert_clean(*render_suite(report))
+    _assert_clean(*render_suite({**report, "contract": {"error": HOSTILE}, "install": None, "conformance": []}))
 
 
 def test_a_release_alert_escapes_the_version_and_package_everywhere():
@@ -114,38 +64,25 @@ def test_a_release_alert_escapes_the_version_and_package_everywhere():
     assert "No suite run" in text
 
 
-def test_spec_notices_escape_the_registry_text():
-    row = {
-        "state": "deprecated",
-        "deprecated_in": HOSTILE,
-        "sep": HOSTILE,
-        "earliest_removal_text": HOSTILE,
-        "earliest_removal": None,
-        "basis": HOSTILE,
-        "migration": HOSTILE,
-        "resolved": False,
-    }
-    for kind in ("new-deprecation", "moved-to-removed", "earliest-removal-changed", "deprecation-gone"):
-        change = Change(kind=kind, subject=HOSTILE, before=row, after=row, key="k")
-        _assert_clean(*render_change(change, "https://github.com/org/repo"))
-    _assert_clean(*render_operator(HOSTILE, HOSTILE, HOSTILE))
-
-
 @pytest.mark.parametrize(
     "hostile",
     ["<!channel>", "<!here|here>", "<!subteam^S123>", "<@U123>", "<#C123|general>", "<!everyone>"],
 )
 def test_guard_defuses_every_slack_command_in_text_and_blocks(hostile: str):
+    # As if a builder had let it through raw (the type makes that a mypy error; the guard is the last belt).
+    raw = kit.Mrkdwn(hostile)
     blocks = [
-        kit.section(hostile),
-        kit.context(hostile),
-        kit.fields([("a", hostile)]),
+        kit.section(raw),
+        kit.context(raw),
+        kit.fields([("a", raw)]),
         {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": [{"text": hostile}]}]},
     ]
     text, guarded = kit.guard(f"fallback {hostile}", blocks)
     assert not LINK_OUT.search(_everything(text, guarded))
     # Our own links and formatting pass untouched.
-    ours = [kit.context("<https://github.com/acme/x/actions/runs/1|GitHub Actions run> *bold*")]
+    ours = [
+        kit.context(kit.link("https://github.com/acme/x/actions/runs/1", "GitHub Actions run") + kit.Mrkdwn(" *b*"))
+    ]
     assert kit.guard("plain", ours) == ("plain", ours)
 
 
@@ -157,7 +94,7 @@ def test_safe_url_accepts_plain_addresses_only():
 
 def test_the_console_shows_the_characters_not_the_entities_and_no_terminal_escapes():
     assert kit.for_console("Node &gt;= 22 &amp; npm &lt;x&gt;") == "Node >= 22 & npm <x>"
-    assert kit.for_console("tag v1\x1b[2J\x07") == "tag v1\N{REPLACEMENT CHARACTER}[2J\N{REPLACEMENT CHARACTER}"
+    assert kit.for_console("tag v1\x1b[2J\x07") == "tag v1\\x1b[2J\\x07"  # shown, not sent
     assert kit.for_console("two\nlines\tkept") == "two\nlines\tkept"
 
 

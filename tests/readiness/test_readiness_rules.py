@@ -92,6 +92,8 @@ def test_things_to_fix_name_scenario_checks_and_spec_links() -> None:
     failing["specReferences"] = [
         {"id": "MCP-Tools", "url": "https://modelcontextprotocol.io/specification/draft/server/tools"},
         {"id": "bad", "url": "javascript:alert(1)"},
+        {"id": "elsewhere", "url": "https://evil.example/login"},
+        {"id": "look-alike", "url": "https://modelcontextprotocol.io.evil.example/x"},
     ]
     results = {"tools-call": [check("a", "SUCCESS"), failing], "ping": [check("ping", "SUCCESS")]}
     [item] = to_fix(results, ["tools-call"])

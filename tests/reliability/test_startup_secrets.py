@@ -148,4 +148,6 @@ def test_the_entry_module_imports_nothing_heavy_before_the_seal():
         "print(new, heavy)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert done.stdout.strip() == "['watcher', 'watcher.core', 'watcher.core.vault', 'watcher.entry'] []"
+    assert done.stdout.strip() == (
+        "['watcher', 'watcher.core', 'watcher.core.secret_policy', 'watcher.core.vault', 'watcher.entry'] []"
+    )

@@ -174,8 +174,8 @@ def test_the_rerun_result_is_a_new_reply_in_the_same_thread(watcher, slack):
 
 
 def test_an_oversized_body_is_refused_unread(watcher):
-    from watcher.slackapp.connect import MAX_BODY_BYTES
+    from watcher.ops.bodies import SLACK_EVENTS_LIMIT
 
-    body = "payload=" + "x" * (MAX_BODY_BYTES + 1)
+    body = "payload=" + "x" * (SLACK_EVENTS_LIMIT + 1)
     assert watcher.post(body).status_code == 413
     assert not records.actions(watcher.store)

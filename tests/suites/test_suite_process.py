@@ -9,7 +9,8 @@ from pathlib import Path
 
 from tests.suites.helpers import process_running
 from watcher.boundary.launch import Host, HostReason
-from watcher.boundary.process import ServerProcess, free_port, looks_secret, run_command, scrubbed_env
+from watcher.boundary.process import ServerProcess, free_port, run_command, scrubbed_env
+from watcher.core.secret_policy import is_secret
 from watcher.suites.judge.deprecations import scan_files, scan_lines
 
 PARENT = {
@@ -54,9 +55,9 @@ def test_server_env_is_added_but_secret_looking_names_are_refused():
     assert not any(v.startswith("xox") for v in child.env.values())
 
 
-def test_looks_secret():
-    assert looks_secret("GITHUB_TOKEN") and looks_secret("db_password") and looks_secret("X", "xoxp-1")
-    assert not looks_secret("PATH", "/usr/bin") and not looks_secret("LANG", "C.UTF-8")
+def test_is_secret():
+    assert is_secret("GITHUB_TOKEN") and is_secret("db_password") and is_secret("X", "xoxp-1")
+    assert not is_secret("PATH", "/usr/bin") and not is_secret("LANG", "C.UTF-8")
 
 
 GROUP_SCRIPT = textwrap.dedent(

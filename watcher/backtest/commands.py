@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
 from watcher.core import interrupts
+from watcher.core.text import shown
 from watcher.core.timefmt import today_utc
 
 DEFAULT_DAYS = 180
@@ -83,9 +84,9 @@ def backtest_command(args: argparse.Namespace) -> int:
         if fmt == "json":
             print(json.dumps(answer, indent=2, default=str))
         elif fmt == "markdown":
-            print(render_markdown(answer), end="")
+            print(shown(render_markdown(answer), keep="\n"), end="")
         else:
-            print(render_text(answer))
+            print(shown(render_text(answer), keep="\n"))  # versions and problems come from outside
         if answer["status"] != "done":
             code = interrupts.interrupted("backtest", "run the same command again to continue")
             return code if code is not None else interrupts.exit_code(signal.SIGINT)

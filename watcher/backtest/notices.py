@@ -17,7 +17,7 @@ from watcher.notify.settings import slack_credentials
 
 def notice(loaded: LoadedConfig, answer: dict[str, Any]) -> Notice:
     team = loaded.config.team(answer["team"])
-    text = "\n".join([headline(answer), *conclusion(answer)])
+    text = blocks.escape("\n".join([headline(answer), *conclusion(answer)]))
     folder = loaded.resolve(loaded.config.suites.runs_dir) / "_backtests" / str(answer["id"])
     folder.mkdir(parents=True, exist_ok=True)
     picture = folder / "timeline.png"
@@ -35,8 +35,10 @@ def notice(loaded: LoadedConfig, answer: dict[str, Any]) -> Notice:
     )
 
 
-def post(loaded: LoadedConfig, store: Store, answer: dict[str, Any], console: TextIO = sys.stderr) -> str:
-    """Queue the notice and deliver the outbox (a console notice goes to `console`); says what happened."""
+def post(loaded: LoadedConfig, store: Store, answer: dict[str, Any], console: TextIO | None = None) -> str:
+    """Queue the notice and deliver the outbox (a console notice goes to `console`, standard error by default:
+    the one of that moment, which the CLI wraps in its escaping layer); says what happened."""
+    console = console or sys.stderr
     made = notice(loaded, answer)
     store.enqueue(made)
     sink = make_sink(slack_credentials(loaded.config.slack), loaded.config.slack, store, console)

@@ -10,6 +10,8 @@ import threading
 import time
 from typing import TextIO
 
+from watcher.core.text import raw_stream
+
 
 def _clock(seconds: float) -> str:
     minutes, secs = divmod(int(seconds), 60)
@@ -19,6 +21,8 @@ def _clock(seconds: float) -> str:
 class TerminalProgress:
     def __init__(self, out: TextIO, tty: bool | None = None) -> None:
         self.out = out
+        self.controls = raw_stream(out)
+        """Where the line-redrawing sequences go (ours); the versions' names, from a registry, go to `out`."""
         self.tty = out.isatty() if tty is None else tty
         self.began = time.monotonic()
         self.server = ""
@@ -33,10 +37,16 @@ class TerminalProgress:
     def _say(self, line: str) -> None:
         with self._lock:
             if self.tty:
-                self.out.write("\r\x1b[2K" + line)
+                self._clear()
+                self.out.write(line)
             else:
                 self.out.write(line + "\n")
             self.out.flush()
+
+    def _clear(self) -> None:
+        """Back to the start of the status line, erased (ours: written past the terminal's escaping layer)."""
+        self.controls.write("\r\x1b[2K")
+        self.controls.flush()
 
     def _status(self) -> str:
         now = time.monotonic()
@@ -68,7 +78,7 @@ class TerminalProgress:
         self.reused += int(reused)
         how = "reused" if reused else f"{seconds:.1f} s"
         if self.tty:
-            self.out.write("\r\x1b[2K")
+            self._clear()
         self.out.write(f"[{index}/{total}] {version}: {verdict} ({how})\n")
         self.out.flush()
         if self.tty:
@@ -79,6 +89,6 @@ class TerminalProgress:
         if self._ticker is not None:
             self._ticker.join(timeout=2)
         if self.tty:
-            self.out.write("\r\x1b[2K")
+            self._clear()
         self.out.write(f"backtest {self.server}: {status} in {_clock(seconds)}\n")
         self.out.flush()

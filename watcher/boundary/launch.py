@@ -35,6 +35,10 @@ class HostReason(enum.Enum):
         "`npm config get registry`): no package, no script, no project code"
     )
     HELPER = "a helper of the boundary itself: bwrap's probe, slirp4netns, the relay"
+    RESOLVE = (
+        "the watcher's own `uv pip compile --only-binary :all:` for the shared wheel cache: it reads wheel "
+        "metadata from the index and runs no package code"
+    )
     OPTED_OUT = "outside code under `suites.sandbox: none`: the operator chose to run it without a room"
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import socket
@@ -26,7 +25,7 @@ import httpx
 from watcher.boundary import reaper
 from watcher.boundary.launch import Launcher
 from watcher.boundary.network import Reach
-from watcher.core.logs import redact
+from watcher.core.secret_policy import is_secret, mask
 
 # Inherited from the watcher's own environment; everything else is dropped.
 BASE_ALLOW = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
@@ -47,16 +46,8 @@ INSTALLER_ALLOW = (
 )
 INSTALLER_PREFIXES = ("UV_", "PIP_", "NPM_CONFIG_", "npm_config_")
 
-_SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSION|PRIVATE|API_?KEY|(^|_)KEY($|_)", re.I)
-_SECRET_VALUE = re.compile(r"^(xox[abposr]-|xapp-|gh[pousr]_|github_pat_)|hooks\.slack\.com", re.I)
-
 STOP_GRACE_SECONDS = 5.0
 TAIL_LINES = 40
-
-
-def looks_secret(name: str, value: str = "") -> bool:
-    """True for a variable whose name or value looks like a credential."""
-    return bool(_SECRET_NAME.search(name) or _SECRET_VALUE.search(value))
 
 
 @dataclass(frozen=True)
@@ -91,11 +82,11 @@ def scrubbed_env(
     env: dict[str, str] = {}
     for name, value in parent.items():
         allowed = name in BASE_ALLOW or (installer and (name in INSTALLER_ALLOW or name.startswith(INSTALLER_PREFIXES)))
-        if allowed and name not in secrets and not looks_secret(name, value):
+        if allowed and name not in secrets and not is_secret(name, value):
             env[name] = value
     dropped: list[str] = []
     for name, value in (extra or {}).items():
-        if name in secrets or looks_secret(name, value):
+        if name in secrets or is_secret(name, value):
             dropped.append(name)
         else:
             env[name] = value
@@ -445,7 +436,7 @@ class ServerProcess:
             if text:
                 parts.append(f"--- {label} (last lines) ---\n{text}")
         # A server may print the token it was granted; the evidence goes to reports and Slack.
-        return redact("\n".join(parts), self.child_env.granted_values())
+        return mask("\n".join(parts), self.child_env.granted_values())
 
     def stop(self) -> None:
         if self.proc is not None:

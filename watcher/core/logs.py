@@ -4,28 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import sys
 from datetime import UTC, datetime
 
 from watcher.core import vault
-
-# Slack tokens and webhook paths, GitHub tokens, bearer headers: masked in every log line.
-_SECRET_PATTERNS = [
-    re.compile(r"xox[abposr]-[A-Za-z0-9-]+"),
-    re.compile(r"(hooks\.slack\.com/services/)[A-Za-z0-9/]+"),
-    re.compile(r"gh[pousr]_[A-Za-z0-9]{20,}"),
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._~+/-]+=*"),
-]
-
-
-def redact(text: str, extra: tuple[str, ...] = ()) -> str:
-    for secret in extra:
-        if secret:
-            text = text.replace(secret, "[secret]")
-    for pattern in _SECRET_PATTERNS:
-        text = pattern.sub(lambda m: (m.group(1) if m.groups() else "") + "[secret]", text)
-    return text
+from watcher.core.secret_policy import mask
+from watcher.core.text import shown
 
 
 class RedactingFilter(logging.Filter):
@@ -39,7 +23,8 @@ class RedactingFilter(logging.Filter):
         env = vault.environ()
         secrets = (*(env.get(name, "") for name in self.secret_env), *vault.held_values())
         message = record.getMessage()
-        cleaned = redact(message, secrets)
+        # A log line in a terminal is terminal output: outside text in it cannot send escape sequences.
+        cleaned = shown(mask(message, secrets), keep="\n\t")
         if cleaned != message:
             record.msg, record.args = cleaned, None
         return True
@@ -57,7 +42,7 @@ class JsonFormatter(logging.Formatter):
             if hasattr(record, key):
                 entry[key] = getattr(record, key)
         if record.exc_info:
-            entry["exception"] = redact(self.formatException(record.exc_info))
+            entry["exception"] = mask(self.formatException(record.exc_info), vault.held_values())
         return json.dumps(entry)
 
 

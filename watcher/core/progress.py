@@ -15,6 +15,8 @@ import time
 from collections.abc import Iterator
 from typing import Any, Protocol, TextIO
 
+from watcher.core.text import raw_stream, shown
+
 
 class Display(Protocol):
     def stage(self, text: str) -> None: ...
@@ -58,17 +60,19 @@ class LiveStatus:
         self.command = command
         self.current: str | None = None
         self.since = time.monotonic()
-        self.spinner: Any = yaspin(text=f"{command}: starting", stream=stream, timer=True)
+        # The spinner's own redraws are ours (past the CLI's escaping layer); a stage's text, which names
+        # outside things (a version, a server), is shown with its control characters visible.
+        self.spinner: Any = yaspin(text=f"{command}: starting", stream=raw_stream(stream), timer=True)
         self.spinner.start()
 
     def _finish_current(self) -> None:
         if self.current is not None:
-            self.spinner.write(f"✓ {self.current} ({time.monotonic() - self.since:.1f} s)")
+            self.spinner.write(shown(f"✓ {self.current} ({time.monotonic() - self.since:.1f} s)"))
 
     def stage(self, text: str) -> None:
         self._finish_current()
         self.current, self.since = text, time.monotonic()
-        self.spinner.text = f"{self.command}: {text}"
+        self.spinner.text = shown(f"{self.command}: {text}")
 
     def close(self) -> None:
         self._finish_current()

@@ -14,7 +14,9 @@ from typing import Any, cast
 
 import sqlite_utils
 
+from watcher.core import vault
 from watcher.core.errors import SchemaTooNew
+from watcher.core.secret_policy import masked_json
 from watcher.core.state_check import StateError, check_state_file
 from watcher.core.state_check import describe as describe_state_error
 from watcher.core.store_schema import (
@@ -358,7 +360,7 @@ class Store:
                 {
                     "status": "done",
                     "verdict": verdict,
-                    "report": json.dumps(report, sort_keys=True, default=str),
+                    "report": masked_json(report, vault.held_values()),
                     "finished": iso(utcnow()),
                     "seconds": seconds,
                 },
@@ -380,7 +382,7 @@ class Store:
                     sdk_version,
                     trigger,
                     report.get("verdict"),
-                    json.dumps(report, sort_keys=True, default=str),
+                    masked_json(report, vault.held_values()),
                     report.get("started_at") or now,
                     report.get("started_at") or now,
                     now,
@@ -398,7 +400,7 @@ class Store:
                     "status": "queued",
                     "verdict": "interrupted",
                     "finished": iso(utcnow()),
-                    "report": json.dumps(report, sort_keys=True, default=str) if report else None,
+                    "report": masked_json(report, vault.held_values()) if report else None,
                 },
             )
 
@@ -576,7 +578,7 @@ class Store:
     def put_backtest_result(self, row: BacktestResultRow) -> None:
         with self._lock:
             self.db.table("backtest_results").upsert(
-                {**row, "report": json.dumps(row["report"], sort_keys=True, default=str)}, pk="key"
+                {**row, "report": masked_json(row["report"], vault.held_values())}, pk="key"
             )
 
 

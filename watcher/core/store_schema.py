@@ -9,6 +9,8 @@ from typing import Any, TypedDict
 
 import sqlite_utils
 
+from watcher.core.text import Mrkdwn
+
 # --- migrations: append only; each runs once, in order, inside one transaction --------------------
 
 
@@ -439,8 +441,11 @@ class Notice:
     team: str
     channel: str
     kind: str
-    text: str
+    """What news it is: one of `watcher.notify.keys.NOTICE_KINDS`."""
+    text: Mrkdwn
+    """The notification and fallback text: mrkdwn of ours, outside text in it escaped (`watcher.core.text`)."""
     blocks: list[dict[str, Any]]
+    """Block Kit blocks, made by `watcher.notify.blocks`."""
     thread_of: str | None = None
     """The key of the notice whose Slack thread this one replies in."""
     files: list[dict[str, Any]] | None = None

@@ -11,10 +11,11 @@ same user (without CAP_SYS_PTRACE) can neither open its `/proc/<pid>/environ` an
 Variables granted to a server (`servers[].env_from`) are not the watcher's: they stay in the environment.
 
 Before the configuration is even read, the console script's first lines (`watcher.entry`) call
-`seal_early()`: non-dumpable at once, and every variable whose name looks like a secret (`EARLY_PATTERN`)
-held and overwritten in the environment block, so the window in which `/proc/<pid>/environ` shows a token
-is the interpreter's own start-up, not the CLI's imports. `seal()` then settles it by the configuration:
-the watcher's own secrets stay held, every other early-held variable goes back to `os.environ`.
+`seal_early()`: non-dumpable at once, and every variable whose name or value looks like a secret (the one
+policy, `watcher.core.secret_policy`) held and overwritten in the environment block, so the window in which
+`/proc/<pid>/environ` shows a token is the interpreter's own start-up, not the CLI's imports. `seal()` then
+settles it by the configuration: the watcher's own secrets stay held, every other early-held variable goes
+back to `os.environ`.
 """
 
 from __future__ import annotations
@@ -27,6 +28,8 @@ from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 
+from watcher.core.secret_policy import is_secret
+
 _PR_GET_DUMPABLE = 3
 _PR_SET_DUMPABLE = 4
 # /proc/<pid>/stat fields 50 and 51 (1-based): where the initial environment block starts and ends.
@@ -35,16 +38,6 @@ _ENV_START_FIELD, _ENV_END_FIELD = 50, 51
 _held: dict[str, str] = {}
 _early: set[str] = set()
 """Names `seal_early` held before the configuration said which are the watcher's own."""
-
-EARLY_PATTERN = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "WEBHOOK", "APIKEY", "API_KEY", "CREDENTIAL", "PRIVATE_KEY")
-"""A variable whose upper-cased name holds one of these is held by `seal_early`: the defaults (SLACK_BOT_TOKEN,
-SLACK_WEBHOOK_URL, GITHUB_TOKEN, MCP_WATCHER_PAGE_TOKEN, …) and whatever a deployment names like them.
-(Substrings, not a regular expression: this runs before anything else is imported.)"""
-
-
-def looks_secret(name: str) -> bool:
-    upper = name.upper()
-    return any(part in upper for part in EARLY_PATTERN)
 
 
 @dataclass(frozen=True)
@@ -132,9 +125,10 @@ def scrub_initial_environment(names: Iterable[str]) -> bool:
 def seal_early() -> tuple[str, ...]:
     """The entry point's first call: non-dumpable, then every secret-looking variable held and scrubbed.
 
-    Standard library only, no configuration: it runs before any heavy import. Returns the names held."""
+    Standard library only, no configuration: it runs before any heavy import (the policy module is plain
+    string checks). Returns the names held."""
     make_non_dumpable()
-    names = sorted(name for name in os.environ if looks_secret(name) and name not in _held)
+    names = sorted(name for name, value in os.environ.items() if is_secret(name, value) and name not in _held)
     for name in names:
         _held[name] = os.environ.pop(name)
     _early.update(names)

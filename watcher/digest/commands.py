@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from watcher.cli_support import Subparsers, config_and_state, iso_date
+from watcher.core.text import shown
 
 if TYPE_CHECKING:
     from watcher.config import LoadedConfig
@@ -142,6 +143,6 @@ def _preview(loaded: LoadedConfig, store: Store, teams: list[Team], args: argpar
             target.write_text(text, encoding="utf-8")
             print(f"{team.name}: {target} and {picture}")
         else:
-            print(text)
+            print(shown(text, keep="\n\t"))
             print(f"{team.name}: timeline picture {picture}", file=sys.stderr)
     return 0

@@ -17,11 +17,13 @@ from watcher.notify.blocks import (
     MAX_BLOCKS,
     MAX_HEADER_CHARS,
     VERDICT_ICONS,
+    Mrkdwn,
     block_text,
     context,
     divider,
     escape,
     header,
+    link,
     section,
     split_text,
 )
@@ -30,26 +32,25 @@ MESSAGE_TEXT_BUDGET = 12_000
 """Characters of block text per message: well inside what Slack accepts, so a message never fails as too long."""
 
 
-def _slack_span(span: Span) -> str:
-    text = escape(span.text)
-    if span.style == "plain" or not text.strip():
-        return text
-    lead, core, trail = split_space(text)
-    if span.style == "bold":
-        return f"{lead}*{core}*{trail}"
-    if span.style == "italic":
-        return f"{lead}_{core}_{trail}"
+_STYLES = {"bold": Mrkdwn("{}*{}*{}"), "italic": Mrkdwn("{}_{}_{}"), "code": Mrkdwn("{}`{}`{}")}
+
+
+def _slack_span(span: Span) -> Mrkdwn:
+    if span.style == "plain" or not span.text.strip():
+        return escape(span.text)
+    lead, core, trail = split_space(span.text)
+    if span.style == "link":
+        return Mrkdwn("{}{}{}").format(lead, link(span.url or "", core), trail)
     if span.style == "code":
-        return f"{lead}`{core.replace('`', 'ˋ')}`{trail}"
-    label = core.replace("|", "¦")
-    return f"{lead}<{span.url}|{label}>{trail}"
+        core = core.replace("`", "ˋ")
+    return _STYLES[span.style].format(lead, core, trail)
 
 
-def slack_line(line: Line) -> str:
-    return "".join(_slack_span(span) for span in line)
+def slack_line(line: Line) -> Mrkdwn:
+    return Mrkdwn("").join(_slack_span(span) for span in line)
 
 
-def _sections(text: str) -> list[dict[str, Any]]:
+def _sections(text: Mrkdwn) -> list[dict[str, Any]]:
     return [section(piece) for piece in split_text(text) if piece]
 
 
@@ -57,18 +58,18 @@ def _header(text: str) -> dict[str, Any]:
     """A header block, or a bold section when the title is longer than a header may be (never cut)."""
     if len(text) <= MAX_HEADER_CHARS:
         return header(text)
-    return _sections(f"*{escape(text)}*")[0]
+    return _sections(Mrkdwn("*{}*").format(text))[0]
 
 
 @dataclass
 class SlackMessage:
-    text: str
+    text: Mrkdwn
     blocks: list[dict[str, Any]]
 
 
-def _verdict_icons(text: str) -> str:
+def _verdict_icons(text: Mrkdwn) -> Mrkdwn:
     for verdict, word in VERDICT_WORDS.items():
-        text = text.replace(f": *{word}*", f": {VERDICT_ICONS[verdict]} *{word}*")
+        text = text.replace(f": *{word}*", Mrkdwn(": {} *{}*").format(VERDICT_ICONS[verdict], word))
     return text
 
 
@@ -79,17 +80,18 @@ def slack_messages(digest: Digest, has_picture: bool = True) -> list[SlackMessag
     flow: list[tuple[int, dict[str, Any]]] = [(-1, _header(doc.title))]
     summary = slack_line(doc.summary)
     if has_picture:
-        summary += " · timeline picture in the thread"
+        summary += Mrkdwn(" · timeline picture in the thread")
     flow.append((-1, context(summary)))
     if doc.notes:
-        flow += [(-1, block) for block in _sections("\n".join(":warning: " + slack_line(n) for n in doc.notes))]
+        notes = Mrkdwn("\n").join(Mrkdwn(":warning: ") + slack_line(n) for n in doc.notes)
+        flow += [(-1, block) for block in _sections(notes)]
     for index, part in enumerate(doc.parts):
         flow.append((index, divider()))
         flow.append((index, _header(part.title)))
         if part.intro:
-            flow += [(index, block) for block in _sections("\n".join(slack_line(line) for line in part.intro))]
+            flow += [(index, block) for block in _sections(Mrkdwn("\n").join(slack_line(ln) for ln in part.intro))]
         for item in part.items:
-            text = "\n".join([slack_line(item.title), *("• " + slack_line(line) for line in item.lines)])
+            text = Mrkdwn("\n").join([slack_line(item.title), *(Mrkdwn("• ") + slack_line(ln) for ln in item.lines)])
             flow += [(index, block) for block in _sections(_verdict_icons(text))]
     pages = _pack(flow, doc)
     total = len(pages)

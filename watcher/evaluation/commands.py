@@ -58,8 +58,10 @@ def eval_command(args: argparse.Namespace) -> int:
         print("mcp-watcher eval: --trials must be at least 1", file=sys.stderr)
         return 2
     from watcher.config import load_config
+    from watcher.core.text import shown
     from watcher.evaluation.notices import render
     from watcher.evaluation.run import run_evaluation
+    from watcher.notify.blocks import for_console
 
     try:
         loaded = load_config(getattr(args, "config", None))
@@ -90,6 +92,6 @@ def eval_command(args: argparse.Namespace) -> int:
         print(json.dumps({k: report.get(k) for k in PUBLIC_KEYS}, indent=2, default=str))
     else:
         text, _ = render(report)
-        print(text)
-        print(f"Artifacts: {report.get('run_dir')}")
+        print(for_console(text))
+        print(shown(f"Artifacts: {report.get('run_dir')}"))
     return EXIT_CODES.get(str(report.get("verdict")), 2)

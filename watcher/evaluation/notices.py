@@ -18,7 +18,7 @@ ICONS = {
 }
 
 
-def _clip(text: str) -> str:
+def _clip(text: kit.Mrkdwn) -> kit.Mrkdwn:
     return kit.clip(text, kit.MAX_SECTION_CHARS)
 
 
@@ -86,12 +86,13 @@ def not_measured_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def render(report: dict[str, Any]) -> tuple[kit.Mrkdwn, list[dict[str, Any]]]:
     """(plain text, Block Kit blocks)."""
     verdict = report.get("verdict") or "error"
     title = headline(report)
     text = [f"{verdict.upper()}: {title}"]
-    blocks: list[dict[str, Any]] = [kit.section(f"{ICONS.get(verdict, '')} *{kit.escape(title)}*")]
+    icon = ICONS.get(verdict, kit.Mrkdwn(""))
+    blocks: list[dict[str, Any]] = [kit.section(kit.Mrkdwn("{} *{}*").format(icon, title))]
     problems = list(report.get("regressions") or [])
     if report.get("error"):
         problems.insert(0, str(report["error"]))
@@ -100,7 +101,7 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         listed = problems[:MAX_LISTED] + (
             [f"… and {len(problems) - MAX_LISTED} more"] if len(problems) > MAX_LISTED else []
         )
-        blocks.append(kit.section(_clip("\n".join(f"• {kit.escape(p)}" for p in listed))))
+        blocks.append(kit.section(_clip(kit.Mrkdwn("\n").join(kit.Mrkdwn("• {}").format(p) for p in listed))))
         text += [f"- {p}" for p in listed]
     rows = task_lines(report)
     if rows:
@@ -108,14 +109,14 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
             "task                 success      tool calls, tokens, tool errors (baseline → candidate)\n"
             + "\n".join(rows)
         )
-        blocks.append(kit.section(_clip(f"```{kit.escape(table)}```")))
+        blocks.append(kit.section(_clip(kit.Mrkdwn("```{}```").format(table))))
         text.append(table)
     summary = totals_line(report)
     if summary:
         blocks.append(kit.context(kit.escape(summary)))
         text.append(summary)
     footer = "A few trials per task are a smoke test, not a benchmark: see docs/evaluation.md."
-    blocks.append(kit.context(footer))
+    blocks.append(kit.context(kit.escape(footer)))
     text.append(footer)
     return kit.escape("\n".join(text)), blocks
 

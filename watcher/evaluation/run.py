@@ -23,9 +23,10 @@ from watcher.boundary.process import ServerProcess, free_port, scrubbed_env
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.core import progress, vault
 from watcher.core.errors import ConfigError
+from watcher.core.secret_policy import mask
 from watcher.evaluation.compare import ERROR, compare
 from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
-from watcher.evaluation.providers import make_provider, mask
+from watcher.evaluation.providers import make_provider
 from watcher.evaluation.settings import Evaluation
 from watcher.evaluation.tasks import Task, load_tasks
 from watcher.suites.build import wheels
@@ -231,7 +232,7 @@ def run_evaluation(
         report["not_measured"] = [{"task": "*", "reason": str(exc)}]
     except Exception as exc:  # a bug of ours must not take the worker down; the report says so
         log.exception("evaluation of %s failed", server.name, extra={"server": server.name})
-        report["error"] = f"internal error: {type(exc).__name__}: {mask(str(exc), key)}"
+        report["error"] = f"internal error: {type(exc).__name__}: {mask(str(exc), (key,))}"
         report["not_measured"] = [{"task": "*", "reason": report["error"]}]
     report["seconds"] = round(time.monotonic() - began, 2)
     return _save(report, run_dir, key)
@@ -285,8 +286,9 @@ def _run(
 
 
 def _save(report: dict[str, Any], run_dir: Path, key: str) -> dict[str, Any]:
-    text = mask(json.dumps(report, indent=2, default=str), key)
+    plain = json.dumps(report, indent=2, default=str)
+    text = mask(plain, (key,))
     with contextlib.suppress(OSError):
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / REPORT_FILE).write_text(text, encoding="utf-8")
-    return json.loads(text) if key else report
+    return json.loads(text) if text != plain else report

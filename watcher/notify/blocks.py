@@ -1,8 +1,13 @@
 """Slack's message limits and the small Block Kit layer that every capability builds its notices from.
 
-Text we did not write is escaped (``escape``) before it goes into mrkdwn; a link is made only of an address
-``safe_url`` accepts. Text over a limit is either clipped with the one marker ``CLIP_MARKER`` (``clip``, and
-every builder below) or, where nothing may be lost, split first into pieces that fit (``split_text``).
+The builders take ``Mrkdwn`` only (``watcher.core.text``): text we wrote, into which outside text can be
+put only escaped (``escape``, or ``Mrkdwn("…{}…").format(outside)``), so no registry, team file, server
+or suite can make a link, a mention or a Slack command of ours. A link is made only by ``link``, of an
+address ``safe_url`` accepts. Every mrkdwn text object is sent ``verbatim``: Slack does not turn a bare
+address, ``@here`` or ``#channel`` written in outside text into a link or a mention either.
+
+Text over a limit is either clipped with the one marker ``CLIP_MARKER`` (``clip``, and every builder
+below) or, where nothing may be lost, split first into pieces that fit (``split_text``).
 
 Every message leaves through ``guard`` (the Slack sinks call it): whatever a builder let through, no Slack
 command (``<!channel>``, ``<!here>``, ``<!subteam^…>``, ``<@user>``, ``<#channel>``) survives it, since no
@@ -12,7 +17,11 @@ notice of ours ever means to ping anyone.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, TypeVar, overload
+
+from watcher.core.text import Mrkdwn, shown
+
+__all__ = ["Mrkdwn"]
 
 MAX_BLOCKS = 50
 """Blocks in one message."""
@@ -28,18 +37,18 @@ MAX_FIELDS = 10
 CLIP_MARKER = " … (cut to fit Slack)"
 
 VERDICT_ICONS = {
-    "pass": ":white_check_mark:",
-    "fail": ":x:",
-    "error": ":warning:",
-    "pending": ":hourglass_flowing_sand:",
-    "not-run": ":heavy_minus_sign:",
+    "pass": Mrkdwn(":white_check_mark:"),
+    "fail": Mrkdwn(":x:"),
+    "error": Mrkdwn(":warning:"),
+    "pending": Mrkdwn(":hourglass_flowing_sand:"),
+    "not-run": Mrkdwn(":heavy_minus_sign:"),
 }
 """Slack emoji for a suite verdict (and the digest's "not judged yet" states)."""
 
 
-def escape(text: str) -> str:
-    """Slack mrkdwn needs &, < and > escaped in text we did not write."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def escape(text: object) -> Mrkdwn:
+    """Outside text (or any value) as mrkdwn: Slack's &, < and > escaped; ours (already ``Mrkdwn``) as it is."""
+    return Mrkdwn.escape(text)
 
 
 _URL = re.compile(r"https?://[A-Za-z0-9.-]+(?::[0-9]{1,5})?(?:/[A-Za-z0-9._~%!$'()*+,;=:@/?#-]*)?")
@@ -52,19 +61,27 @@ def safe_url(url: str) -> str | None:
     return url if _URL.fullmatch(url) else None
 
 
+def link(url: str, label: object) -> Mrkdwn:
+    """A link of ours: ``<url|label>`` with the label escaped (and no ``|`` to end it early); only the
+    label, as text, when ``safe_url`` refuses the address."""
+    shown_label = escape(label).replace("|", "\N{BROKEN BAR}")
+    target = safe_url(url)
+    if target is None:
+        return shown_label
+    return Mrkdwn("<{}|{}>").format(Mrkdwn(target), shown_label)  # a checked address: nothing to escape
+
+
 def defuse(text: str) -> str:
     """``text`` with every Slack command (``<!…>``, ``<@…>``, ``<#…>``) turned into visible text."""
     return _COMMAND.sub("&lt;", text)
 
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
 def for_console(text: str) -> str:
     """A notice's text for a terminal: Slack's three entities shown as the characters they stand for, and no
-    control character from outside (a tag could carry terminal escape sequences)."""
-    shown = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
-    return _CONTROL.sub("\N{REPLACEMENT CHARACTER}", shown)
+    control character from outside (a tag could carry terminal escape sequences): ``shown``, line breaks and
+    tabs kept."""
+    plain = text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    return shown(plain, keep="\n\t")
 
 
 def guard(text: str, blocks: list[dict[str, Any]] | None) -> tuple[str, list[dict[str, Any]] | None]:
@@ -85,15 +102,28 @@ def _defused(value: Any) -> Any:
     return value
 
 
+Text = TypeVar("Text", str, Mrkdwn)
+
+
+@overload
+def clip(text: Mrkdwn, limit: int) -> Mrkdwn: ...
+@overload
+def clip(text: str, limit: int) -> str: ...
 def clip(text: str, limit: int) -> str:
-    """``text`` shortened to ``limit`` characters, ending in ``CLIP_MARKER`` when anything was cut."""
+    """``text`` shortened to ``limit`` characters, ending in ``CLIP_MARKER`` when anything was cut (a cut
+    inside one of our links leaves text, never a link)."""
     if len(text) <= limit:
         return text
     return text[: max(0, limit - len(CLIP_MARKER))] + CLIP_MARKER
 
 
-def split_text(text: str, limit: int = MAX_SECTION_CHARS) -> list[str]:
-    """Pieces of at most ``limit`` characters: at line breaks where possible, else at spaces, else hard."""
+def split_text(text: Mrkdwn, limit: int = MAX_SECTION_CHARS) -> list[Mrkdwn]:
+    """Pieces of at most ``limit`` characters: at line breaks where possible, else at spaces, else hard.
+    A piece of our text is ours (a cut inside one of our links leaves text, never a new link)."""
+    return [Mrkdwn(piece) for piece in _pieces(str(text), limit)]
+
+
+def _pieces(text: str, limit: int) -> list[str]:
     pieces: list[str] = []
     current = ""
     for line in text.split("\n"):
@@ -129,26 +159,37 @@ def block_text(block: dict[str, Any]) -> str:
 # --- builders: each returns one block within Slack's limits ------------------------------------------------
 
 
+def plain(text: str) -> dict[str, Any]:
+    """A plain_text object (a header, a button, a modal's label): shown as written, so nothing to escape,
+    but a look-alike ``‹`` opens whatever would read as a Slack command or a link."""
+    return {"type": "plain_text", "text": text.replace("<", "\u2039"), "emoji": True}
+
+
 def header(text: str) -> dict[str, Any]:
-    """A header of plain text (not mrkdwn: nothing to escape, but never a Slack command either)."""
-    shown = _COMMAND.sub("\u2039", text)
-    return {"type": "header", "text": {"type": "plain_text", "text": clip(shown, MAX_HEADER_CHARS), "emoji": True}}
+    """A header of plain text (any text, ours or outside)."""
+    return {"type": "header", "text": plain(clip(text, MAX_HEADER_CHARS))}
 
 
-def section(markdown: str) -> dict[str, Any]:
-    return {"type": "section", "text": {"type": "mrkdwn", "text": clip(markdown, MAX_SECTION_CHARS)}}
+def _mrkdwn(text: Mrkdwn, limit: int) -> dict[str, Any]:
+    if not isinstance(text, Mrkdwn):  # mypy refuses a str here; this stops one that slipped past it
+        raise TypeError(f"Block Kit text must be Mrkdwn (escape outside text), not {type(text).__name__}")
+    return {"type": "mrkdwn", "text": clip(text, limit), "verbatim": True}
 
 
-def fields(pairs: list[tuple[str, str]]) -> dict[str, Any]:
-    """A section of labelled fields ("*label*" over its value); the value is mrkdwn, escaped by the caller."""
+def section(markdown: Mrkdwn) -> dict[str, Any]:
+    return {"type": "section", "text": _mrkdwn(markdown, MAX_SECTION_CHARS)}
+
+
+def fields(pairs: list[tuple[str, Mrkdwn]]) -> dict[str, Any]:
+    """A section of labelled fields ("*label*" over its value); a label is escaped like outside text."""
     return {
         "type": "section",
-        "fields": [{"type": "mrkdwn", "text": clip(f"*{k}*\n{v}", MAX_FIELD_CHARS)} for k, v in pairs[:MAX_FIELDS]],
+        "fields": [_mrkdwn(Mrkdwn("*{}*\n{}").format(k, v), MAX_FIELD_CHARS) for k, v in pairs[:MAX_FIELDS]],
     }
 
 
-def context(markdown: str) -> dict[str, Any]:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": clip(markdown, MAX_SECTION_CHARS)}]}
+def context(markdown: Mrkdwn) -> dict[str, Any]:
+    return {"type": "context", "elements": [_mrkdwn(markdown, MAX_SECTION_CHARS)]}
 
 
 def divider() -> dict[str, Any]:

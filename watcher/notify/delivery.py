@@ -23,6 +23,7 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from watcher.core.errors import WatcherError
 from watcher.core.store import Store
 from watcher.core.store_schema import OutboxRow
+from watcher.core.text import shown
 from watcher.core.timefmt import iso, parse_iso, utcnow
 from watcher.notify import keys
 from watcher.notify.blocks import for_console, guard
@@ -255,7 +256,7 @@ class ConsoleSink:
     def post(self, row: OutboxRow, thread_ts: str | None, thread_channel: str | None) -> Posted:
         stream = self.stream or sys.stdout
         reply = " (thread reply)" if row["thread_of"] else ""
-        print(f"--- notice for {row['team']} → {row['channel']}{reply} [{row['key']}]", file=stream)
+        print(shown(f"--- notice for {row['team']} → {row['channel']}{reply} [{row['key']}]"), file=stream)
         print(for_console(row["text"]), file=stream)
         for item in row["files"]:
             print(f"    file: {item['path']}", file=stream)

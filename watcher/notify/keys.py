@@ -13,6 +13,34 @@ from datetime import UTC, datetime
 
 BASELINE_PREFIX = "baseline:"
 
+NOTICE_KINDS: dict[str, str] = {
+    "release": "a new SDK version, to each team watching the SDK (`release_alert`)",
+    "suite_result": "one server's suite result, in the version's thread (`suite_result`)",
+    "evaluation_result": "one server's model evaluation, in the version's thread (`evaluation_result`)",
+    "digest": "the weekly deprecation digest and its continuation replies (`weekly_digest`, `digest_reply`)",
+    "spec-new-deprecation": "a feature added to the spec's deprecated-features registry (`spec_registry_change`)",
+    "spec-moved-to-removed": "a deprecated feature moved to Removed (`spec_registry_change`)",
+    "spec-earliest-removal-changed": "a feature's earliest removal changed (`spec_registry_change`)",
+    "spec-deprecation-gone": "a feature no longer listed (`spec_registry_change`)",
+    "spec-new-rc": "a spec release candidate published (`spec_release_change`)",
+    "spec-new-revision": "a spec revision released (`spec_release_change`)",
+    "spec-registry-unreadable": "operators: the spec registry cannot be read (`spec_source_unreadable`)",
+    "spec-registry-recovered": "operators: the spec registry is readable again (`spec_source_recovered`)",
+    "spec-releases-unreadable": "operators: the spec's releases cannot be read (`spec_source_unreadable`)",
+    "spec-releases-recovered": "operators: the spec's releases are readable again (`spec_source_recovered`)",
+    "spec-unresolved": "operators: an earliest removal that could not be computed (`spec_unresolved`)",
+    "source-health": "operators: an SDK registry down for a while, and back (`source_down`, `source_recovered`)",
+    "repo-config-error": "a team repository's file cannot be used (`repo_config_error`)",
+    "repo-onboarding": "the one onboarding message of a team repository (`repo_onboarding`)",
+    "readiness": "a team's readiness for the next spec revision (`readiness:<revision>:<team>`)",
+    "readiness-candidate": "operators: a candidate suite judges a server apart (`readiness:candidate:…`)",
+    "backtest": "a backtest's answer posted with `backtest --post` (`backtest:<id>:<generated>:<team>`)",
+    "slack_action": "what a click or command in Slack did, in its thread (`slack-action:<id>`)",
+}
+"""Every kind of notice the watcher sends (a notice's `kind`), with where its key comes from. A test reads
+every `Notice(...)` in the code and fails on a kind missing here; another sends each kind, hostile text in
+every outside field, to the loopback Slack, and fails on a kind without such a case."""
+
 
 def for_team(event_key: str, team: str) -> str:
     """The notice that tells ``team`` about the event ``event_key``."""

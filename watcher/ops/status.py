@@ -7,6 +7,7 @@ from typing import Any
 from watcher.config import LoadedConfig
 from watcher.core import clock
 from watcher.core.store import Store
+from watcher.core.text import shown
 from watcher.core.timefmt import parse_iso
 from watcher.ops.figures import SourceFigures, status_figures
 from watcher.polling.cadence import current_cadence, plan_budget
@@ -163,7 +164,9 @@ def render_status(status: dict[str, Any]) -> str:
         from watcher.slackapp.summary import status_lines
 
         lines += status_lines(status["slack"])
-    return "\n".join(lines)
+    # The terminal's escaping layer: nearly every line carries outside text (a team file's values, a
+    # registry's versions, error messages), so every line is shown with its control characters visible.
+    return "\n".join(shown(line) for line in lines)
 
 
 def _polling_lines(polling: dict[str, Any]) -> list[str]:

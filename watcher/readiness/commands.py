@@ -19,6 +19,7 @@ import threading
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
 from watcher.core import interrupts
+from watcher.core.text import shown
 from watcher.core.timefmt import today_utc
 
 
@@ -66,8 +67,8 @@ def run_readiness(args: argparse.Namespace) -> int:
         )
         for server in revision.servers:
             versions = f"SDK {server.sdk_version or '-'}, suite {server.suite_version or '-'}"
-            print(f"  {server.server} ({server.team}): {server.label}; {versions}")
+            print(shown(f"  {server.server} ({server.team}): {server.label}; {versions}"))
             for item in server.to_fix:
                 link = f" <{item['spec'][0]}>" if item["spec"] else ""
-                print(f"    - {item['scenario']}: {item['message']}{link}")
+                print(shown(f"    - {item['scenario']}: {item['message']}{link}"))  # the suite's words
     return code

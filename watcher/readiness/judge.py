@@ -7,6 +7,7 @@ with its failing check ids, the first message and the spec links the suite gives
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit
 
 from watcher.boundary.process import tail
 from watcher.notify.blocks import safe_url
@@ -15,6 +16,19 @@ from watcher.suites.judge import conformance
 from watcher.suites.judge.conformance import FAILING, Baseline, ConformanceTool, collect_checks, evaluate
 from watcher.suites.runner import ServerStep, StepTarget
 
+SPEC_SITE = "modelcontextprotocol.io"
+"""Where the specification lives: a spec link the suite gives elsewhere is not shown as a link."""
+
+
+def spec_link(url: str) -> str | None:
+    """``url`` when it is a plain https address on the spec's own site; None for anything else (a suite is
+    outside code, and a link it names to another site would be a live link of its choosing)."""
+    checked = safe_url(url)
+    if checked is None or not checked.startswith("https://"):
+        return None
+    host = urlsplit(checked).hostname or ""
+    return checked if host == SPEC_SITE or host.endswith("." + SPEC_SITE) else None
+
 
 def to_fix(results: dict[str, list[dict[str, Any]]], failing: list[str]) -> list[dict[str, Any]]:
     """The failing scenarios of a set, each with its failing checks and their spec links."""
@@ -22,8 +36,8 @@ def to_fix(results: dict[str, list[dict[str, Any]]], failing: list[str]) -> list
     for scenario in sorted(failing):
         checks = results.get(scenario) or []
         bad = [c for c in checks if c.get("status") in FAILING]
-        urls = (safe_url(str(ref.get("url") or "")) for c in bad for ref in c.get("specReferences") or [])
-        links = sorted({u for u in urls if u})  # only http(s) addresses reach a page or a notice
+        urls = (spec_link(str(ref.get("url") or "")) for c in bad for ref in c.get("specReferences") or [])
+        links = sorted({u for u in urls if u})  # only the spec's own pages reach a page or a notice
         message = next((str(c.get("errorMessage") or c.get("description") or "") for c in bad), "")
         items.append(
             {

@@ -9,7 +9,8 @@ from watcher.config import WatcherConfig
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.notify import keys
-from watcher.notify.blocks import MAX_SECTION_CHARS, clip, context, escape, header, section
+from watcher.notify.blocks import MAX_SECTION_CHARS, Mrkdwn, clip, context, escape, header, link, section
+from watcher.readiness.judge import spec_link
 from watcher.spec.watch import operator_targets
 
 
@@ -30,13 +31,17 @@ def team_readiness_notice(
         return False
     lines = []
     for server, entry in sorted(changed.items()):
-        head = f"*{escape(server)}*: {describe(entry)} on {escape(entry.get('sdk_version') or '-')}"
-        lines.append(head + f", suite {escape(entry.get('suite_version') or '-')}")
+        lines.append(
+            Mrkdwn("*{}*: {} on {}, suite {}").format(
+                server, describe(entry), entry.get("sdk_version") or "-", entry.get("suite_version") or "-"
+            )
+        )
         for item in entry.get("to_fix", [])[:10]:
-            link = f" ({escape(item['spec'][0])})" if item.get("spec") else ""
-            lines.append(f"  • {escape(item['scenario'])}: {escape(item['message'][:120])}{link}")
+            address = spec_link(item["spec"][0]) if item.get("spec") else None
+            spec = Mrkdwn(" ({})").format(link(address, "spec")) if address else ""
+            lines.append(Mrkdwn("  • {}: {}{}").format(item["scenario"], item["message"][:120], spec))
     title = f"Readiness for {revision} (projected release {release})"
-    body = "\n".join(lines)
+    body = Mrkdwn("\n").join(lines)
     digest = keys.short_hash(
         repr(sorted((s, describe(e), [i["scenario"] for i in e.get("to_fix", [])]) for s, e in changed.items()))
     )
@@ -47,7 +52,7 @@ def team_readiness_notice(
         team=team,
         channel=team_row.slack_channel,
         kind="readiness",
-        text=clip(f"{title}\n{body}", MAX_SECTION_CHARS),
+        text=clip(Mrkdwn("{}\n{}").format(title, body), MAX_SECTION_CHARS),
         blocks=[header(title), section(clip(body, MAX_SECTION_CHARS))],
         thread_of=None if first else parent,
     )
@@ -62,7 +67,7 @@ def candidate_notice(
     body = "\n".join(differences)
     detail = "A suite change or a server bug? Check before moving conformance.package."
     key = f"readiness:candidate:{candidate}:{server}:{keys.short_hash(body)}"
-    text = escape(f"{title}: {body}\n{detail}")
+    text = Mrkdwn("{}: {}\n{}").format(title, body, detail)
     blocks = [header(title), section(escape(clip(body, MAX_SECTION_CHARS))), context(escape(detail))]
     return sum(
         store.enqueue(

@@ -11,6 +11,7 @@ from watcher.boundary.launch import HostReason, ToolRun, ToolTimeout, run_tool
 from watcher.boundary.process import scrubbed_env
 from watcher.core import untrusted
 from watcher.core.errors import UntrustedInputError
+from watcher.core.secret_policy import mask
 from watcher.suites.build.env import locked
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, git_protocol_refusal
 from watcher.suites.source.checkout import auth_env, cache_dir, display_url
@@ -96,7 +97,7 @@ def fetch(
         if done.returncode != 0:
             last = next((line for line in reversed(done.stderr.splitlines()) if line.strip()), "")
             if token:
-                last = last.replace(token, "***")
+                last = mask(last, (token,))
             raise GitReadError(f"git fetch of {display_url(url)} {ref} failed: {last.strip() or done.returncode}")
         commit = _git(cache, "rev-parse", "FETCH_HEAD^{commit}", env=env).stdout.strip()
     return Commit(url=url, cache=cache, commit=commit)

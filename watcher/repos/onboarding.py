@@ -10,7 +10,7 @@ from watcher.config import LoadedConfig
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.notify import keys
-from watcher.notify.blocks import escape, section
+from watcher.notify.blocks import Mrkdwn, escape, section
 from watcher.repos.sync import RepoState
 from watcher.repos.teamfile import FILE_NAME
 from watcher.suites.source.checkout import display_url
@@ -57,7 +57,9 @@ def send_due_onboarding(loaded: LoadedConfig, store: Store, states: list[RepoSta
     return sent
 
 
-def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
+def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
+    """The message's text and blocks: everything in it but our own words comes from the team's file, its
+    repository or its runs, so it is all composed escaped."""
     repo = display_url(state.git)
     head = f"mcp-watcher now watches {repo} ({state.ref} @ {(state.commit or '?')[:12]}), from its {FILE_NAME}"
     lines = []
@@ -87,6 +89,6 @@ def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tu
         f"To change it, edit {FILE_NAME} in the repository (every key: {DOC}); "
         "each new beta of the SDK reruns these servers and replies in its thread here."
     )
-    text = "\n".join([head, *lines, change])
-    blocks = [section(f"*{escape(head)}*"), section(escape("\n".join(lines))), section(escape(change))]
+    text = Mrkdwn("\n").join([head, *lines, change])
+    blocks = [section(Mrkdwn("*{}*").format(head)), section(escape("\n".join(lines))), section(escape(change))]
     return text, blocks

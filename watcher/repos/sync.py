@@ -22,7 +22,7 @@ from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.core.timefmt import iso, utcnow
 from watcher.notify import keys
-from watcher.notify.blocks import escape, section
+from watcher.notify.blocks import Mrkdwn, escape, section
 from watcher.repos.gitread import GitReadError, fetch
 from watcher.repos.settings import TeamRepo
 from watcher.repos.teamfile import FILE_NAME, parse_team_file
@@ -228,10 +228,11 @@ def queue_error_notices(loaded: LoadedConfig, store: Store, states: list[RepoSta
             if state.commit
             else "No server of this repository is watched until it is fixed."
         )
-        text = f"mcp-watcher cannot use {state.team_file(state.error_commit)}:\n{state.error}\n{kept}"
+        where = state.team_file(state.error_commit)
+        text = Mrkdwn("mcp-watcher cannot use {}:\n{}\n{}").format(where, state.error, kept)
         blocks = [
-            section(f"*mcp-watcher cannot use* `{escape(state.team_file(state.error_commit))}`"),
-            section(f"```{escape(state.error)}```"),
+            section(Mrkdwn("*mcp-watcher cannot use* `{}`").format(where)),
+            section(Mrkdwn("```{}```").format(state.error)),
             section(escape(kept)),
         ]
         if store.enqueue(Notice(key, team.name, team.slack_channel, "repo-config-error", text, blocks)):

@@ -28,7 +28,7 @@ from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.notify import keys
-from watcher.notify.blocks import escape, section
+from watcher.notify.blocks import Mrkdwn, guard, section
 from watcher.notify.settings import SlackCredentials, Team
 from watcher.slackapp import buttons, records, summary
 from watcher.slackapp.gate import Gate
@@ -37,12 +37,14 @@ from watcher.slackapp.records import Actor, Origin
 log = logging.getLogger(__name__)
 
 COMMAND = "/mcp-watcher"
-HELP = (
+HELP = Mrkdwn(
     "`/mcp-watcher status [server]` — where each server stands, what was done from Slack\n"
     "`/mcp-watcher rerun SERVER VERSION` — run that server's suite on that SDK version again\n"
     "`/mcp-watcher accepted [server]` — accepted contract changes and until when\n"
     "`/mcp-watcher help` — this text"
 )
+Tell = Callable[[Mrkdwn], None]
+"""Answers the one who clicked or typed, in our words with outside text escaped."""
 DEFAULT_ACCEPT_DAYS = 30
 
 
@@ -77,7 +79,7 @@ class Interactions:
             return str(row["thread_of"] or row["key"])
         return fallback
 
-    def _reply(self, action_id: int, team: Team, thread_of: str | None, text: str) -> None:
+    def _reply(self, action_id: int, team: Team, thread_of: str | None, text: Mrkdwn) -> None:
         self.store.enqueue(
             Notice(
                 key=slack_action_reply(action_id),
@@ -91,31 +93,36 @@ class Interactions:
         )
         self.on_change()
 
-    def _whisper(self, origin: Origin, user: str, text: str) -> None:
+    def _whisper(self, origin: Origin, user: str, text: Mrkdwn) -> None:
         """An ephemeral message to the one user (after a modal, where there is no response URL)."""
         if origin.channel is None:
             return
+        said, blocks = guard(text, [section(text)])
         try:
             self.client.chat_postEphemeral(
-                channel=origin.channel, user=user, text=text, thread_ts=origin.thread_ts or origin.message_ts
+                channel=origin.channel,
+                user=user,
+                text=said,
+                blocks=blocks,
+                thread_ts=origin.thread_ts or origin.message_ts,
             )
         except SlackClientError as exc:
             log.warning("could not tell %s in Slack: %s", user, type(exc).__name__)
 
-    def _open(self, client: WebClient, body: dict[str, Any], view: dict[str, Any], tell: Callable[[str], None]) -> None:
+    def _open(self, client: WebClient, body: dict[str, Any], view: dict[str, Any], tell: Tell) -> None:
         """Open a modal; Slack refusing (the click's trigger expires after three seconds) is said to the user."""
         try:
             client.views_open(trigger_id=body["trigger_id"], view=view)
         except (SlackClientError, OSError) as exc:
             reason = exc.response.get("error") if isinstance(exc, SlackApiError) else type(exc).__name__
             log.warning("could not open a modal: %s", reason)
-            tell(f"Slack would not open the form ({reason}): please click again.")
+            tell(Mrkdwn("Slack would not open the form ({}): please click again.").format(reason))
 
-    def _allowed(self, action_id: int, team: Team, actor: Actor, tell: Callable[[str], None]) -> bool:
+    def _allowed(self, action_id: int, team: Team, actor: Actor, tell: Tell) -> bool:
         verdict = self.gate.check(team, actor.user_id)
         if not verdict.allowed:
             records.finish(self.store, action_id, f"refused: {verdict.why}")
-            tell(f":no_entry: Not done: {verdict.why}.")
+            tell(Mrkdwn(":no_entry: Not done: {}.").format(verdict.why))
         return verdict.allowed
 
     # --- Rerun ----------------------------------------------------------------------------------------------
@@ -127,13 +134,13 @@ class Interactions:
         origin: Origin,
         server: str,
         version: str,
-        tell: Callable[[str], None],
+        tell: Tell,
     ) -> int | None:
         """Queue the server on the version again; the new run's id (None: nothing queued, the user told why)."""
         try:
             team, sdk, _package = self._team_of(server)
         except ConfigError:
-            tell(f"No server named {escape(server)!r} is configured.")
+            tell(Mrkdwn("No server named {} is configured.").format(repr(server)))
             return None
         action_id = records.claim(
             self.store, delivery, actor, team.name, "rerun", origin, server=server, sdk=sdk, version=version
@@ -145,17 +152,21 @@ class Interactions:
         known = {row["version"] for row in self.store.versions_of(sdk)}
         if version not in known:
             records.finish(self.store, action_id, "refused: unknown version")
-            tell(f"{escape(sdk)} {escape(version)} is not a version the watcher has seen.")
+            tell(Mrkdwn("{} {} is not a version the watcher has seen.").format(sdk, version))
             return None
         active = records.active_run(self.store, server, version)
         if active is not None:
             records.finish(self.store, action_id, f"not queued: run {active['id']} is already {active['status']}")
-            tell(f"{server} on {version} is already {active['status']} (run {active['id']}): nothing added.")
+            tell(
+                Mrkdwn("{} on {} is already {} (run {}): nothing added.").format(
+                    server, version, active["status"], active["id"]
+                )
+            )
             return None
         run_id = records.queue_rerun(self.store, server, sdk, version, action_id)
         if run_id is None:  # queued by another click in the meantime
             records.finish(self.store, action_id, "not queued: a run was queued meanwhile")
-            tell(f"{server} on {version} was just queued by someone else: nothing added.")
+            tell(Mrkdwn("{} on {} was just queued by someone else: nothing added.").format(server, version))
             return None
         records.finish(self.store, action_id, f"queued run {run_id}")
         fallback = keys.release_alert(sdk, version, team.name)
@@ -163,8 +174,9 @@ class Interactions:
             action_id,
             team,
             self._thread_of(origin, fallback if self.store.outbox_row(fallback) else None),
-            f":repeat: {actor.mention} asked for a rerun of *{escape(server)}* on {escape(version)} "
-            f"(run {run_id}): the result follows in this thread.",
+            Mrkdwn(":repeat: {} asked for a rerun of *{}* on {} (run {}): the result follows in this thread.").format(
+                actor.mention, server, version, run_id
+            ),
         )
         return run_id
 
@@ -195,15 +207,15 @@ class Interactions:
         try:
             team, _sdk, _package = self._team_of(str(fields.get("server")))
         except ConfigError:
-            tell("That server is no longer configured.")
+            tell(Mrkdwn("That server is no longer configured."))
             return
         verdict = self.gate.check(team, actor.user_id)
         if not verdict.allowed:
-            tell(f":no_entry: Not done: {verdict.why}.")
+            tell(Mrkdwn(":no_entry: Not done: {}.").format(verdict.why))
             return
         changes = self._run_changes(fields.get("run"))
         if not changes:
-            tell("This run has no contract changes left to accept.")
+            tell(Mrkdwn("This run has no contract changes left to accept."))
             return
         default = (clock.today() + dt.timedelta(days=DEFAULT_ACCEPT_DAYS)).isoformat()
         meta = {**fields, "channel": origin.channel, "ts": origin.message_ts, "thread_ts": origin.thread_ts}
@@ -247,18 +259,19 @@ class Interactions:
         added = records.add_accepts(self.store, server, team.name, entries, actor, action_id)
         if not added:  # the same changes accepted again (a second modal, a double click): said, not posted
             records.finish(self.store, action_id, "nothing new: accepted already")
-            self._whisper(origin, actor.user_id, "Those changes are accepted already, until that day or later.")
+            self._whisper(origin, actor.user_id, Mrkdwn("Those changes are accepted already, until that day or later."))
             return
         records.finish(self.store, action_id, f"accepted {len(added)} change(s) until {expires}")
-        listed = "\n".join(f"• `{escape(label)}`" for label in detail["changes"])
+        listed = Mrkdwn("\n").join(Mrkdwn("• `{}`").format(label) for label in detail["changes"])
         again = "" if len(added) == len(entries) else f" ({len(entries) - len(added)} were accepted already)"
         self._reply(
             action_id,
             team,
             self._thread_of(origin, keys.release_alert(sdk, version, team.name)),
-            f":white_check_mark: {actor.mention} accepted {len(added)} change(s) of *{escape(server)}* until "
-            f"{expires}{again}: {escape(reason)}\n{listed}\n"
-            "They stop failing from the next run (Rerun applies them now).",
+            Mrkdwn(
+                ":white_check_mark: {} accepted {} change(s) of *{}* until {}{}: {}\n{}\n"
+                "They stop failing from the next run (Rerun applies them now)."
+            ).format(actor.mention, len(added), server, expires, again, reason, listed),
         )
 
     # --- Mute this SDK line… --------------------------------------------------------------------------------
@@ -271,11 +284,11 @@ class Interactions:
         team = next((t for t in config.teams if t.name == fields.get("team")), None)
         sdk = next((s for s in config.sdks if s.name == fields.get("sdk")), None)
         if team is None or sdk is None:
-            tell("That team or SDK is no longer configured.")
+            tell(Mrkdwn("That team or SDK is no longer configured."))
             return
         verdict = self.gate.check(team, actor.user_id)
         if not verdict.allowed:
-            tell(f":no_entry: Not done: {verdict.why}.")
+            tell(Mrkdwn(":no_entry: Not done: {}.").format(verdict.why))
             return
         meta = {**fields, "channel": origin.channel, "ts": origin.message_ts, "thread_ts": origin.thread_ts}
         self._open(client, body, buttons.mute_modal(sdk.package, meta), tell)
@@ -300,7 +313,7 @@ class Interactions:
         if action_id is None:
             return
 
-        def tell(text: str) -> None:
+        def tell(text: Mrkdwn) -> None:
             self._whisper(origin, actor.user_id, text)
 
         if not self._allowed(action_id, team, actor, tell):
@@ -308,7 +321,11 @@ class Interactions:
         current = records.muted_until(self.store, team.name, sdk.name, clock.now())
         if current is not None and current.date() >= until.date():  # the same days, clicked twice
             records.finish(self.store, action_id, f"not muted again: muted until {current.date().isoformat()}")
-            tell(f"{sdk.package} pre-releases are muted for {team.name} until {current.date().isoformat()} already.")
+            tell(
+                Mrkdwn("{} pre-releases are muted for {} until {} already.").format(
+                    sdk.package, team.name, current.date().isoformat()
+                )
+            )
             return
         records.add_mute(self.store, team.name, sdk.name, sdk.package, until, actor, action_id)
         records.finish(self.store, action_id, f"muted until {until.date().isoformat()}")
@@ -316,8 +333,10 @@ class Interactions:
             action_id,
             team,
             self._thread_of(origin, None),
-            f":no_bell: {actor.mention} muted {escape(sdk.package)} pre-releases for team {escape(team.name)} "
-            f"for {days} day(s), until {until.date().isoformat()}: no alerts or results for them in this channel.",
+            Mrkdwn(
+                ":no_bell: {} muted {} pre-releases for team {} for {} day(s), until {}: "
+                "no alerts or results for them in this channel."
+            ).format(actor.mention, sdk.package, team.name, days, until.date().isoformat()),
         )
 
     # --- links ------------------------------------------------------------------------------------------------
@@ -341,29 +360,38 @@ class Interactions:
             origin = Origin(body.get("channel_id"), None)
             run_id = self.rerun(f"command:{body.get('trigger_id')}", actor, origin, args[0], args[1], tell)
             if run_id is not None:
-                tell(f"{args[0]} on {args[1]}: queued run {run_id}; the result goes to the version's thread.")
+                tell(
+                    Mrkdwn("{} on {}: queued run {}; the result goes to the version's thread.").format(
+                        args[0], args[1], run_id
+                    )
+                )
         else:
             tell(HELP)
 
-    def status_text(self, server: str | None) -> str:
+    def status_text(self, server: str | None) -> Mrkdwn:
+        """`/mcp-watcher status [server]`: the words typed come back only escaped."""
         config = self.loaded.config
         servers = [s for s in config.servers if server is None or s.name == server]
         if not servers:
-            return f"No server named {server!r}."
-        lines = []
+            return Mrkdwn("No server named {}.").format(repr(server))
+        lines: list[Mrkdwn] = []
         for item in servers:
             done = self.store.runs(status="done", server=item.name, limit=1)
             queued = [r["sdk_version"] for r in self.store.runs(status="queued", server=item.name)]
             last = f"{done[0]['verdict']} on {done[0]['sdk_version']} ({done[0]['finished']})" if done else "no run yet"
             wait = f"; queued: {', '.join(queued)}" if queued else ""
-            lines.append(f"*{item.name}* ({item.team}): {last}{wait}")
+            lines.append(Mrkdwn("*{}* ({}): {}{}").format(item.name, item.team, last, wait))
         for mute in records.mutes(self.store, clock.now()):
-            lines.append(f"muted: {mute.package} pre-releases for {mute.team} until {mute.until.date().isoformat()}")
+            lines.append(
+                Mrkdwn("muted: {} pre-releases for {} until {}").format(
+                    mute.package, mute.team, mute.until.date().isoformat()
+                )
+            )
         recent = records.actions(self.store, server=server, limit=5)
         if recent:
-            lines.append("_Done from Slack:_")
-            lines += [f"• {escape(a.line())}" for a in recent]
-        return "\n".join(lines)
+            lines.append(Mrkdwn("_Done from Slack:_"))
+            lines += [Mrkdwn("• {}").format(a.line()) for a in recent]
+        return Mrkdwn("\n").join(lines)
 
 
 # --- payload reading ------------------------------------------------------------------------------------------
@@ -397,10 +425,14 @@ def _delivery(body: dict[str, Any]) -> str:
     return f"{body.get('type')}:{user}:{action.get('action_id')}:{action.get('action_ts')}"
 
 
-def _ephemeral(respond: Respond) -> Callable[[str], None]:
-    def tell(text: str) -> None:
+def _ephemeral(respond: Respond) -> Tell:
+    """An answer only the one who asked sees: through the same layer and guard as every notice (a section
+    sent verbatim, so nothing in it becomes a link or a mention Slack makes itself)."""
+
+    def tell(text: Mrkdwn) -> None:
+        said, blocks = guard(text, [section(text)])
         try:
-            respond(text=text, response_type="ephemeral", replace_original=False)
+            respond(text=said, blocks=blocks, response_type="ephemeral", replace_original=False)
         except (SlackClientError, OSError) as exc:
             log.warning("could not answer in Slack: %s", type(exc).__name__)
 

@@ -25,13 +25,12 @@ from watcher.config import LoadedConfig
 from watcher.core import clock
 from watcher.core.store import Store
 from watcher.notify.settings import SlackCredentials
+from watcher.ops.bodies import SLACK_EVENTS_LIMIT, read_body
 from watcher.slackapp.app import build_app
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
-MAX_BODY_BYTES = 1024 * 1024
-"""Slack's interaction payloads are far smaller; a bigger body is refused unread."""
 RETRY_SECONDS = 30.0
 """How often a Socket Mode connection Slack refused at start is tried again."""
 
@@ -51,12 +50,8 @@ class EventsEndpoint:
         self.verifier = SignatureVerifier(signing_secret, clock=_ServiceClock())
 
     async def handle(self, request: Request) -> Response:
-        declared = request.headers.get("content-length")
-        if declared is not None and (not declared.isdigit() or int(declared) > MAX_BODY_BYTES):
-            return PlainTextResponse("request too large", status_code=413)
-        body = await request.body()
-        if len(body) > MAX_BODY_BYTES:
-            return PlainTextResponse("request too large", status_code=413)
+        # Bounded before anything else: a signature is checked over the whole body, so it cannot come first.
+        body = await read_body(request, SLACK_EVENTS_LIMIT)
         if not self._valid(body, dict(request.headers)):
             return PlainTextResponse("invalid signature or stale timestamp", status_code=401)
         bolt_request = BoltRequest(

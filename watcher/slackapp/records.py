@@ -14,7 +14,7 @@ import sqlite_utils
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.core.timefmt import iso, parse_iso, utcnow
-from watcher.notify.blocks import escape
+from watcher.notify.blocks import Mrkdwn, escape
 
 ACTIVE_RUN = ("queued", "running")
 
@@ -27,7 +27,7 @@ class Actor:
     user_name: str
 
     @property
-    def mention(self) -> str:
+    def mention(self) -> Mrkdwn:
         # By name, as text: the one Block Kit layer turns every `<@…>` into visible text (no notice may ping).
         return escape(f"@{self.user_name or self.user_id}")
 

@@ -9,6 +9,7 @@ from typing import Any
 from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptError, load_accept_file
 from watcher.core.store import Store
+from watcher.core.text import Mrkdwn
 from watcher.slackapp import records
 from watcher.suites.settings import Server
 
@@ -64,16 +65,16 @@ def file_accepts(loaded: LoadedConfig, server: Server) -> tuple[list[dict[str, A
     return [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in accept.entries], None
 
 
-def accepted_text(loaded: LoadedConfig, store: Store, today: dt.date, server: str | None = None) -> str:
+def accepted_text(loaded: LoadedConfig, store: Store, today: dt.date, server: str | None = None) -> Mrkdwn:
     """`/mcp-watcher accepted [server]`: what is accepted, where, and until when (expired ones said so)."""
     servers = [s for s in loaded.config.servers if server is None or s.name == server]
     if not servers:
-        return f"No server named {server!r}."
-    lines = []
+        return Mrkdwn("No server named {}.").format(repr(server))
+    lines: list[Mrkdwn] = []
     for item in servers:
         entries, note = file_accepts(loaded, item)
         rows = [("file", e) for e in entries] + [("Slack", a.entry) for a in records.accepts(store, item.name)]
-        lines.append(f"*{item.name}*" + ("" if rows else ": nothing accepted"))
+        lines.append(Mrkdwn("*{}*{}").format(item.name, "" if rows else ": nothing accepted"))
         named = {_identity(e) for e in entries}
         for source, entry in rows:
             expired = " (expired: reported again)" if str(entry["expires"]) < today.isoformat() else ""
@@ -83,10 +84,10 @@ def accepted_text(loaded: LoadedConfig, store: Store, today: dt.date, server: st
                 else ""
             )
             by = f" by {entry['by']}" if entry.get("by") else ""
-            lines.append(f"• [{source}] {accept_line(entry)}{by}{expired}{shadowed}")
+            lines.append(Mrkdwn("• [{}] {}{}{}{}").format(source, accept_line(entry), by, expired, shadowed))
         if note:
-            lines.append(f"  _{note}_")
-    return "\n".join(lines)
+            lines.append(Mrkdwn("  _{}_").format(note))
+    return Mrkdwn("\n").join(lines)
 
 
 def run_section(store: Store, run_id: int) -> dict[str, Any] | None:

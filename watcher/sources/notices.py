@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from watcher.notify.blocks import context, escape, fields, header, section
+from watcher.notify.blocks import Mrkdwn, context, escape, fields, header, link, section
 from watcher.sources.versions import parse, run_refusal
 
 # Public pages of a version. PyPI's and npm's are left out: their hosts are taken from each
@@ -28,7 +28,7 @@ def release_page(registry: str, package: str, version: str) -> str | None:
     return template.format(package=package, version=version) if template else None
 
 
-def release_notice(release: dict[str, Any], servers: list[str]) -> tuple[str, list[dict[str, Any]]]:
+def release_notice(release: dict[str, Any], servers: list[str]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     """Text and blocks for one new SDK version, as posted to one team.
 
     The version and package come from a registry: escaped in every mrkdwn text (the fallback text too,
@@ -38,24 +38,24 @@ def release_notice(release: dict[str, Any], servers: list[str]) -> tuple[str, li
     if not parsed.valid:  # announced, since it may be a beta, but not passed off as an ordinary one
         kind = f"unparseable version (the {parsed.scheme} rules cannot read it, so it is treated as a pre-release)"
     what = kind if parsed.valid else "unparseable version"
-    package, version = escape(str(release["package"])), escape(str(release["version"]))
-    title = f"New {what}: {release['package']} {release['version']} ({release['sdk']} SDK)"
+    package, version = str(release["package"]), str(release["version"])
+    title = f"New {what}: {package} {version} ({release['sdk']} SDK)"
     refusal = run_refusal(release["registry"], release["version"])
-    page = None if refusal else release_page(release["registry"], release["package"], release["version"])
+    page = None if refusal else release_page(release["registry"], package, version)
     pairs = [
-        ("Registry", escape(str(release["registry"]))),
-        ("Published", escape(str(release.get("published") or "not stated by the registry"))),
-        ("First seen", escape(str(release["first_seen"]))),
+        ("Registry", escape(release["registry"])),
+        ("Published", escape(release.get("published") or "not stated by the registry")),
+        ("First seen", escape(release["first_seen"])),
         ("Kind", escape(kind)),
     ]
     if refusal:
-        plan = f"No suite run: {escape(refusal)}."
+        plan = Mrkdwn("No suite run: {}.").format(refusal)
     elif servers:
-        plan = f"Suite runs queued for: {escape(', '.join(servers))}. Results will follow in this thread."
+        plan = Mrkdwn("Suite runs queued for: {}. Results will follow in this thread.").format(", ".join(servers))
     else:
-        plan = "No server of this team is configured for this SDK, so no suite run follows."
-    text = f"New {escape(what)}: {package} {version} ({escape(str(release['sdk']))} SDK). {plan}"
+        plan = Mrkdwn("No server of this team is configured for this SDK, so no suite run follows.")
+    text = Mrkdwn("New {}: {} {} ({} SDK). {}").format(what, package, version, release["sdk"], plan)
     blocks = [header(title), fields(pairs), section(plan)]
     if page:
-        blocks.append(context(f"<{page}|{package} {version}>"))
+        blocks.append(context(link(page, f"{package} {version}")))
     return text, blocks

@@ -18,6 +18,7 @@ import textwrap
 from typing import TYPE_CHECKING, Any
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
+from watcher.core.text import shown
 
 if TYPE_CHECKING:
     from watcher.config import WatcherConfig
@@ -67,7 +68,7 @@ def run_deprecations(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(rows, indent=2, ensure_ascii=False))
     else:
-        print(render_table(rows))
+        print(shown(render_table(rows), keep="\n"))  # the spec registry's text
     unresolved = [r for r in rows if not r["resolved"]]
     for row in unresolved:
         print(f"UNRESOLVED: {row['feature']}: {row['basis']}", file=sys.stderr)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from watcher.notify.blocks import MAX_SECTION_CHARS, clip, context, escape, fields, header, section
+from watcher.notify.blocks import MAX_SECTION_CHARS, Mrkdwn, clip, context, escape, fields, header, link, section
 
 
 @dataclass(frozen=True)
@@ -62,31 +62,32 @@ def _title(change: Change) -> str:
     }.get(change.kind, f"Spec: {change.kind} ({subject})")
 
 
-def _lead(change: Change) -> str:
+def _lead(change: Change) -> Mrkdwn:
     after = change.after or {}
-    subject = escape(change.subject)
+    subject = change.subject
     if change.kind == "new-deprecation":
-        return (
-            f"*{subject}* was added to the spec's deprecated-features registry. "
-            f"Migration: {escape(after.get('migration') or 'none given')}."
+        return Mrkdwn("*{}* was added to the spec's deprecated-features registry. Migration: {}.").format(
+            subject, after.get("migration") or "none given"
         )
     if change.kind == "moved-to-removed":
-        return f"*{subject}* is now in the registry's Removed section."
+        return Mrkdwn("*{}* is now in the registry's Removed section.").format(subject)
     if change.kind == "earliest-removal-changed":
-        return f"The earliest removal of *{subject}* changed. Basis now: {escape(after.get('basis', ''))}"
+        return Mrkdwn("The earliest removal of *{}* changed. Basis now: {}").format(subject, after.get("basis", ""))
     if change.kind == "deprecation-gone":
-        return (
-            f"*{subject}* is no longer in the Deprecated section and has no Removed entry: "
+        return Mrkdwn(
+            "*{}* is no longer in the Deprecated section and has no Removed entry: "
             "restored to Active, or an editing mistake? Check the spec repo."
-        )
+        ).format(subject)
     if change.kind == "new-rc":
-        return f"The spec repo published release candidate *{subject}* (revision {escape(after.get('revision', ''))})."
+        return Mrkdwn("The spec repo published release candidate *{}* (revision {}).").format(
+            subject, after.get("revision", "")
+        )
     if change.kind == "new-revision":
-        return f"Spec revision *{subject}* was released and is now Current."
-    return f"{escape(change.kind)}: *{subject}*"
+        return Mrkdwn("Spec revision *{}* was released and is now Current.").format(subject)
+    return Mrkdwn("{}: *{}*").format(change.kind, subject)
 
 
-def render_change(change: Change, source_url: str) -> tuple[str, list[dict[str, Any]]]:
+def render_change(change: Change, source_url: str) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     if change.kind in ("new-rc", "new-revision"):
         before, after = revision_summary(change.before), revision_summary(change.after)
         before_label = "Current before" if change.kind == "new-revision" else "Current"
@@ -95,17 +96,18 @@ def render_change(change: Change, source_url: str) -> tuple[str, list[dict[str, 
         before_label = "Before"
     title = _title(change)
     lead = _lead(change)
-    text = f"{escape(title)}. {lead}\n{before_label}: {escape(before)}\nAfter: {escape(after)}"
+    text = Mrkdwn("{}. {}\n{}: {}\nAfter: {}").format(title, lead, before_label, before, after)
     blocks = [
         header(title),
         section(lead),
         fields([(before_label, escape(before)), ("After", escape(after))]),
-        context(f"Source: <{source_url}>"),
+        context(Mrkdwn("Source: {}").format(link(source_url, source_url))),
     ]
     return clip(text, MAX_SECTION_CHARS), blocks
 
 
-def render_operator(title: str, body: str, detail: str) -> tuple[str, list[dict[str, Any]]]:
-    text = escape(f"{title}: {body}\n{detail}")
+def render_operator(title: str, body: str, detail: str) -> tuple[Mrkdwn, list[dict[str, Any]]]:
+    """An operator alert; all three parts may carry outside text (a source's error message)."""
+    text = Mrkdwn("{}: {}\n{}").format(title, body, detail)
     blocks = [header(title), section(escape(body)), context(escape(detail))]
     return clip(text, MAX_SECTION_CHARS), blocks

@@ -51,6 +51,7 @@ def check_command(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
+    from watcher.notify.blocks import for_console
     from watcher.suites.notices import render
     from watcher.suites.runner import run_check
 
@@ -72,7 +73,7 @@ def _check(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
         print(json.dumps(report, indent=2, default=str))
     else:
         text, _ = render(report)
-        print(text)
+        print(for_console(text))
         print(f"Artifacts: {report.get('run_dir')}")
         print(f"Recorded as run #{report['stored_run_id']} (`mcp-watcher status`; /runs/{report['stored_run_id']})")
     return EXIT_CODES.get(str(report.get("verdict")), 2)

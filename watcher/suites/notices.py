@@ -12,18 +12,18 @@ from typing import Any
 from watcher.config import LoadedConfig
 from watcher.core.store_schema import Notice
 from watcher.notify import keys
-from watcher.notify.blocks import VERDICT_ICONS, context, escape, safe_url, section
+from watcher.notify.blocks import VERDICT_ICONS, Mrkdwn, context, escape, link, safe_url, section
 from watcher.slackapp.buttons import result_buttons, with_actions
 
 MAX_LISTED = 10
 WORDS = {"pass": "passes", "fail": "fails", "error": "could not be checked"}
 
 
-def _bullets(items: list[str], limit: int = MAX_LISTED) -> str:
-    lines = [f"• {item}" for item in items[:limit]]  # items are escaped by their makers
+def _bullets(items: list[Mrkdwn], limit: int = MAX_LISTED) -> Mrkdwn:
+    lines = [Mrkdwn("• {}").format(item) for item in items[:limit]]
     if len(items) > limit:
-        lines.append(f"• … and {len(items) - limit} more")
-    return "\n".join(lines)
+        lines.append(Mrkdwn("• … and {} more").format(len(items) - limit))
+    return Mrkdwn("\n").join(lines)
 
 
 def _duration(seconds: float | None) -> str:
@@ -33,7 +33,7 @@ def _duration(seconds: float | None) -> str:
     return f"{minutes} min {secs} s" if minutes else f"{secs} s"
 
 
-def headline(report: dict[str, Any]) -> str:
+def headline(report: dict[str, Any]) -> Mrkdwn:
     """One line naming the server, the SDK version and the verdict, escaped for mrkdwn."""
     verdict = report.get("verdict") or "error"
     return escape(
@@ -42,28 +42,27 @@ def headline(report: dict[str, Any]) -> str:
     )
 
 
-def conformance_lines(entry: dict[str, Any]) -> tuple[str, list[str], list[str]]:
+def conformance_lines(entry: dict[str, Any]) -> tuple[Mrkdwn, list[Mrkdwn], list[Mrkdwn]]:
     """One requirement set: its summary line, then its regressions and stale entries."""
-    revision = escape(str(entry.get("requirements")))
+    revision = entry.get("requirements")
     if entry.get("skipped"):
-        return f"{revision}: skipped ({escape(str(entry['skipped']))})", [], []
+        return Mrkdwn("{}: skipped ({})").format(revision, entry["skipped"]), [], []
     if entry.get("error"):
-        return f"{revision}: not judged: {escape(str(entry['error']))}", [], []
+        return Mrkdwn("{}: not judged: {}").format(revision, entry["error"]), [], []
     unscored = entry.get("unscored") or []
     unscored_failing = sum(1 for u in unscored if not u.get("passed"))
-    line = f"{revision}: {_scenario_counts(entry)}"
     stale_count = len(entry["stale_entries"])
-    if stale_count:
-        line += f"; {stale_count} stale entr{'y' if stale_count == 1 else 'ies'}"
+    stale_said = f"; {stale_count} stale entr{'y' if stale_count == 1 else 'ies'}" if stale_count else ""
+    line = escape(f"{revision}: {_scenario_counts(entry)}{stale_said}")
     if unscored:
-        line += f"; not scored: {len(unscored)} run, {unscored_failing} failing"
+        line += Mrkdwn("; not scored: {} run, {} failing").format(len(unscored), unscored_failing)
     messages = entry.get("failure_messages") or {}
     regressions = [
-        f"`{escape(str(i))}`" + (f": {escape(str(messages[i]))}" if messages.get(i) else "")
+        Mrkdwn("`{}`").format(i) + (Mrkdwn(": {}").format(messages[i]) if messages.get(i) else "")
         for i in entry["unexpected_failures"]
     ]
     stale = [
-        f"`{escape(str(i))}` now passes: remove it from the expected-failures file" for i in entry["stale_entries"]
+        Mrkdwn("`{}` now passes: remove it from the expected-failures file").format(i) for i in entry["stale_entries"]
     ]
     return line, regressions, stale
 
@@ -90,22 +89,21 @@ def _s(count: int) -> str:
     return "" if count == 1 else "s"
 
 
-def _change_line(change: dict[str, Any]) -> str:
-    where = f"{escape(str(change.get('list', '?')))} `{escape(str(change.get('name', '?')))}`"
-    detail = escape(str(change.get("kind", "changed")))
+def _change_line(change: dict[str, Any]) -> Mrkdwn:
+    line = Mrkdwn("{} `{}`: {}").format(change.get("list", "?"), change.get("name", "?"), change.get("kind", "changed"))
     if change.get("path"):
-        detail += f" at `{escape(str(change['path']))}`"
+        line += Mrkdwn(" at `{}`").format(change["path"])
     if change.get("era"):
-        detail += f" ({escape(str(change['era']))})"
-    return f"{where}: {detail}"
+        line += Mrkdwn(" ({})").format(change["era"])
+    return line
 
 
-def _accepted_line(change: dict[str, Any]) -> str:
+def _accepted_line(change: dict[str, Any]) -> Mrkdwn:
     why = change.get("accepted") or {}
-    return f"{_change_line(change)} — until {escape(str(why.get('expires')))}: {escape(str(why.get('reason')))}"
+    return Mrkdwn("{} — until {}: {}").format(_change_line(change), why.get("expires"), why.get("reason"))
 
 
-def contract_groups(contract: dict[str, Any] | None) -> tuple[list[str], list[str], int]:
+def contract_groups(contract: dict[str, Any] | None) -> tuple[list[Mrkdwn], list[Mrkdwn], int]:
     """(breaking lines, affects-models lines, count of other changes)."""
     if not contract or contract.get("error"):
         return [], [], 0
@@ -115,12 +113,12 @@ def contract_groups(contract: dict[str, Any] | None) -> tuple[list[str], list[st
     return breaking, models, len(changes) - len(breaking) - len(models)
 
 
-def _warning_line(warning: dict[str, Any]) -> str:
+def _warning_line(warning: dict[str, Any]) -> Mrkdwn:
     count = f" (×{warning['count']})" if warning.get("count", 1) > 1 else ""
-    return f"{escape(str(warning['kind']))}: {escape(str(warning['message']))}{count}"
+    return Mrkdwn("{}: {}{}").format(warning["kind"], warning["message"], count)
 
 
-def _evidence(report: dict[str, Any]) -> str | None:
+def _evidence(report: dict[str, Any]) -> Mrkdwn | None:
     for step in ("install", "start"):
         data = report.get(step) or {}
         if data and not data.get("ok") and (data.get("evidence") or data.get("error")):
@@ -128,35 +126,35 @@ def _evidence(report: dict[str, Any]) -> str | None:
     return None
 
 
-def _provenance(report: dict[str, Any]) -> str:
+def _provenance(report: dict[str, Any]) -> Mrkdwn:
     """Where the code came from (a git commit) and where the run happened (an Actions run link)."""
     parts = []
     source = report.get("source") or {}
     if source.get("commit"):
         parts.append(
-            f"commit {source['commit'][:12]} of {escape(str(source.get('git')))} ({escape(str(source.get('ref')))})"
+            Mrkdwn("commit {} of {} ({})").format(str(source["commit"])[:12], source.get("git"), source.get("ref"))
         )
     actions = report.get("actions") or {}
-    link = safe_url(str(actions.get("html_url") or ""))
-    if link:
-        parts.append(f"<{link}|GitHub Actions run>")
-    return "".join(f" · {p}" for p in parts)
+    link_to = safe_url(str(actions.get("html_url") or ""))
+    if link_to:
+        parts.append(link(link_to, "GitHub Actions run"))
+    return Mrkdwn("").join(Mrkdwn(" · {}").format(p) for p in parts)
 
 
-def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+def render(report: dict[str, Any]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     """(plain text, Block Kit blocks) for one run's report."""
     verdict = report.get("verdict") or "error"
     title = headline(report)
-    text_lines = [f"{verdict.upper()}: {title}"]
-    blocks = [section(f"{VERDICT_ICONS.get(verdict, '')} *{title}*")]
-    reasons = [escape(str(r["reason"])) for r in report.get("reasons") or [] if r.get("verdict") != "pass"]
+    text_lines = [Mrkdwn("{}: {}").format(verdict.upper(), title)]
+    blocks = [section(Mrkdwn("{} *{}*").format(VERDICT_ICONS.get(verdict, Mrkdwn("")), title))]
+    reasons = [escape(r["reason"]) for r in report.get("reasons") or [] if r.get("verdict") != "pass"]
     if reasons:
         blocks.append(section(_bullets(reasons)))
-        text_lines += [f"- {r}" for r in reasons]
+        text_lines += [Mrkdwn("- {}").format(r) for r in reasons]
 
     evidence = _evidence(report)
     if evidence:
-        blocks.append(section(f"```{evidence[-2500:]}```"))
+        blocks.append(section(Mrkdwn("```{}```").format(evidence[-2500:])))
         text_lines.append(evidence[-1500:])
 
     sets = report.get("conformance") or []
@@ -164,60 +162,62 @@ def render(report: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
         parts = []
         for entry in sets:
             line, regressions, stale = conformance_lines(entry)
-            part = f"*{line}*"
-            text_lines.append(f"Conformance {line}")
+            part = Mrkdwn("*{}*").format(line)
+            text_lines.append(Mrkdwn("Conformance {}").format(line))
             if regressions:
-                part += "\nRegressions:\n" + _bullets(regressions)
-                text_lines += [f"  regression {r}" for r in regressions[:MAX_LISTED]]
+                part += Mrkdwn("\nRegressions:\n") + _bullets(regressions)
+                text_lines += [Mrkdwn("  regression {}").format(r) for r in regressions[:MAX_LISTED]]
             if stale:
-                part += "\nStale entries:\n" + _bullets(stale)
-                text_lines += [f"  stale {s}" for s in stale[:MAX_LISTED]]
+                part += Mrkdwn("\nStale entries:\n") + _bullets(stale)
+                text_lines += [Mrkdwn("  stale {}").format(s) for s in stale[:MAX_LISTED]]
             parts.append(part)
-        blocks.append(section("*Conformance*\n" + "\n".join(parts)))
+        blocks.append(section(Mrkdwn("*Conformance*\n") + Mrkdwn("\n").join(parts)))
 
     contract = report.get("contract")
     if contract is not None:
         if contract.get("error"):
-            body = f"*Contract*: {escape(str(contract['error']))}"
-            text_lines.append(f"Contract: {escape(str(contract['error']))}")
+            body = Mrkdwn("*Contract*: {}").format(contract["error"])
+            text_lines.append(Mrkdwn("Contract: {}").format(contract["error"]))
         else:
             breaking, models, others = contract_groups(contract)
-            against = escape(str(contract.get("baseline") or report.get("baseline_sdk_version")))
-            body = f"*Contract* against {against}: "
+            against = contract.get("baseline") or report.get("baseline_sdk_version")
+            body = Mrkdwn("*Contract* against {}: ").format(against)
             if not (breaking or models or others):
-                body += "no changes"
+                body += Mrkdwn("no changes")
             else:
-                body += f"{len(breaking)} breaking, {len(models)} affect models, {others} other"
+                body += Mrkdwn("{} breaking, {} affect models, {} other").format(len(breaking), len(models), others)
             if breaking:
-                body += "\n_Breaks clients_\n" + _bullets(breaking)
+                body += Mrkdwn("\n_Breaks clients_\n") + _bullets(breaking)
             if models:
-                body += "\n_Affects models_\n" + _bullets(models)
-            text_lines.append(f"Contract: {len(breaking)} breaking, {len(models)} affect models, {others} other")
-            text_lines += [f"  breaking {b}" for b in breaking[:MAX_LISTED]]
-            text_lines += [f"  affects models {m}" for m in models[:MAX_LISTED]]
+                body += Mrkdwn("\n_Affects models_\n") + _bullets(models)
+            text_lines.append(
+                Mrkdwn("Contract: {} breaking, {} affect models, {} other").format(len(breaking), len(models), others)
+            )
+            text_lines += [Mrkdwn("  breaking {}").format(b) for b in breaking[:MAX_LISTED]]
+            text_lines += [Mrkdwn("  affects models {}").format(m) for m in models[:MAX_LISTED]]
             accepted = [_accepted_line(c) for c in contract.get("accepted") or []]
             if accepted:
-                body += f"\n_Accepted ({len(accepted)}, not failing the run)_\n" + _bullets(accepted)
-                text_lines.append(f"Contract: {len(accepted)} accepted")
-                text_lines += [f"  accepted {a}" for a in accepted[:MAX_LISTED]]
+                body += Mrkdwn("\n_Accepted ({}, not failing the run)_\n").format(len(accepted)) + _bullets(accepted)
+                text_lines.append(Mrkdwn("Contract: {} accepted").format(len(accepted)))
+                text_lines += [Mrkdwn("  accepted {}").format(a) for a in accepted[:MAX_LISTED]]
         blocks.append(section(body))
 
     evaluation = report.get("evaluation") or {}
     if evaluation.get("note"):
-        note = escape(str(evaluation["note"]))
-        blocks.append(context(f"Models: {note}"))
-        text_lines.append(f"Models: {note}")
+        note = escape(evaluation["note"])
+        blocks.append(context(Mrkdwn("Models: {}").format(note)))
+        text_lines.append(Mrkdwn("Models: {}").format(note))
 
     warnings = [_warning_line(w) for w in report.get("deprecation_warnings") or []]
     if warnings:
-        blocks.append(section("*Deprecation warnings*\n" + _bullets(warnings)))
-        text_lines += [f"Deprecation: {w}" for w in warnings[:MAX_LISTED]]
+        blocks.append(section(Mrkdwn("*Deprecation warnings*\n") + _bullets(warnings)))
+        text_lines += [Mrkdwn("Deprecation: {}").format(w) for w in warnings[:MAX_LISTED]]
 
-    run_id = escape(str(report.get("run_id", "?")))
-    footer = f"Took {_duration(report.get('seconds'))} · run {run_id}" + _provenance(report)
+    footer = Mrkdwn("Took {} · run {}").format(_duration(report.get("seconds")), report.get("run_id", "?"))
+    footer += _provenance(report)
     blocks.append(context(footer))
     text_lines.append(footer)
-    return "\n".join(text_lines), blocks
+    return Mrkdwn("\n").join(text_lines), blocks
 
 
 def result_notice(loaded: LoadedConfig, report: dict[str, Any], stored_id: int | None = None) -> Notice:
@@ -236,7 +236,7 @@ def beta_thread_reply(
     version: str,
     key_of: Callable[[str, str, str], str],
     kind: str,
-    text: str,
+    text: Mrkdwn,
     blocks: list[dict[str, Any]],
     *,
     threaded: bool = True,

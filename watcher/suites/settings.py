@@ -221,6 +221,10 @@ class Server(StrictModel):
     """The model-behaviour stage; None: no evaluation set declared."""
 
 
+DEFAULT_SHARED_WHEELS_MAX_MB = 2048
+"""The shared wheel cache's total size unless `suites.shared_wheels_max_mb` says otherwise."""
+
+
 class SuiteSettings(StrictModel):
     concurrency: int = Field(default=1, ge=1, le=8)
     runs_dir: str = "state/runs"
@@ -240,3 +244,5 @@ class SuiteSettings(StrictModel):
     refuse it where bwrap cannot run; none (or its older spelling off) is the explicit opt-out."""
     shared_wheels: bool = True
     """Builds in a room take registry wheels from `<envs_dir>/_wheels` (hash-checked, read-only to rooms)."""
+    shared_wheels_max_mb: int = Field(default=DEFAULT_SHARED_WHEELS_MAX_MB, ge=1)
+    """The shared wheel cache's total size in MiB; after each harvest the oldest files go until it fits."""

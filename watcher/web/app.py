@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from watcher.backtest.page import backtest_routes
+from watcher.ops.bodies import LOGIN_LIMIT, read_body
 from watcher.web.access import COOKIE, Access, TokenGate, safe_next
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
@@ -37,7 +38,6 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cache-Control": "no-store",
 }
-LOGIN_BODY_LIMIT = 4096
 
 
 def templates() -> jinja2.Environment:
@@ -165,8 +165,8 @@ class Pages:
             return RedirectResponse(target, status_code=303)
         if request.method == "GET":
             return self.render("login.html", page="login", next=target, failed=False)
-        body = await request.body()
-        form = parse_qs(body[:LOGIN_BODY_LIMIT].decode("utf-8", errors="replace"))
+        body = await read_body(request, LOGIN_LIMIT)
+        form = parse_qs(body.decode("utf-8", errors="replace"))
         target = safe_next((form.get("next") or [target])[0])
         if not self.access.token_matches((form.get("token") or [""])[0].strip()):
             return self.render("login.html", 401, page="login", next=target, failed=True)

@@ -8,7 +8,7 @@ from datetime import datetime
 
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.core import vault
-from watcher.core.logs import redact
+from watcher.core.secret_policy import mask
 from watcher.core.store import Store
 from watcher.core.timefmt import utcnow
 
@@ -24,7 +24,7 @@ class WebContext:
 
     def clean(self, text: object) -> str:
         """Free text from the state (errors, log tails) with every known secret masked."""
-        return redact(str(text), self.secrets)
+        return mask(str(text), self.secrets)
 
 
 def known_secrets(

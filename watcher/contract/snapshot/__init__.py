@@ -22,7 +22,7 @@ from watcher.contract.snapshot.lists import MAX_PAGES, MAX_WALKS
 from watcher.contract.snapshot.probes import PROBE_PROTOCOL_VERSION, PROBE_RESOURCE, PROBE_TOOL
 from watcher.contract.snapshot.take import FORMAT_VERSION, distinct_profiles, take_snapshot, take_snapshot_sync
 from watcher.contract.snapshot.target import MIN_MASKED_LENGTH, SnapshotTarget
-from watcher.contract.snapshot.writing import MASK
+from watcher.core.secret_policy import MASK
 
 __all__ = [
     "FORMAT_VERSION",

@@ -6,38 +6,22 @@ from __future__ import annotations
 
 import contextlib
 from pathlib import Path
-from typing import Any
 
 from watcher.contract.normalize import ERAS, ERRORS_FILE, LISTS, PROFILES_DIR, SERVER_FILE, SNAPSHOT_FILES, write_json
 from watcher.contract.snapshot.outcome import EraResult
-
-MASK = "[secret]"
+from watcher.core.secret_policy import mask_data
 
 
 def masked(result: EraResult, secrets: tuple[str, ...]) -> EraResult:
-    if not secrets:
-        return result
+    """The era's result with the target's credentials and anything shaped like a credential masked."""
     return EraResult(
         result.era,
-        mask(result.status, secrets),
-        mask(result.lists, secrets),
-        mask(result.server, secrets),
-        mask(result.errors, secrets),
+        mask_data(result.status, secrets),
+        mask_data(result.lists, secrets),
+        mask_data(result.server, secrets),
+        mask_data(result.errors, secrets),
         result.stats,
     )
-
-
-def mask(value: Any, secrets: tuple[str, ...]) -> Any:
-    """`value` with every secret replaced by MASK, in every string of a JSON-like structure (keys too)."""
-    if isinstance(value, str):
-        for secret in secrets:
-            value = value.replace(secret, MASK)
-        return value
-    if isinstance(value, dict):
-        return {mask(key, secrets): mask(item, secrets) for key, item in value.items()}
-    if isinstance(value, list):
-        return [mask(item, secrets) for item in value]
-    return value
 
 
 def write_era(era_dir: Path, result: EraResult) -> None:

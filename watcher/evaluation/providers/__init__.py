@@ -15,7 +15,6 @@ from watcher.evaluation.providers.base import (
     ToolOutcome,
     ToolSpec,
     Turn,
-    mask,
 )
 from watcher.evaluation.settings import Evaluation
 
@@ -28,7 +27,6 @@ __all__ = [
     "ToolSpec",
     "Turn",
     "make_provider",
-    "mask",
 ]
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 import anthropic
 
-from watcher.evaluation.providers.base import ProviderError, ToolCall, ToolOutcome, ToolSpec, Turn, mask
+from watcher.core.secret_policy import mask
+from watcher.evaluation.providers.base import ProviderError, ToolCall, ToolOutcome, ToolSpec, Turn
 from watcher.evaluation.settings import Evaluation
 
 
@@ -50,7 +51,7 @@ class AnthropicProvider:
             raise ProviderError("unreachable", f"provider unreachable: {self._why(exc)}") from None
 
     def _why(self, exc: Exception) -> str:
-        return mask(str(getattr(exc, "message", None) or exc), self._key)[:300]
+        return mask(str(getattr(exc, "message", None) or exc), (self._key,))[:300]
 
     async def aclose(self) -> None:
         await self._client.close()

@@ -67,7 +67,3 @@ class Provider(Protocol):
     def conversation(self, prompt: str, tools: list[ToolSpec]) -> Conversation: ...
 
     async def aclose(self) -> None: ...
-
-
-def mask(text: str, secret: str) -> str:
-    return text.replace(secret, "***") if secret else text

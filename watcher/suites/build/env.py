@@ -240,13 +240,15 @@ def prepare_env(
             seal(env_dir)
             if wheels is not None:
                 # Here, not in the background while the run goes on: there it competed with the run's
-                # own installs and suite for the network and the CPU, and cost a first run more.
-                got = shared.harvest(wheels, wanted)
+                # own installs and suite for the network and the CPU, and cost a first run more. Only
+                # what a resolution outside the room names is fetched (`resolve.py`).
+                got = shared.harvest_build(wheels, project, sdk_package, sdk_version, wanted)
                 log.info(
-                    "shared wheel cache: %d added, %d cached already, %d without a wheel",
+                    "shared wheel cache: %d added, %d cached already, %d without a wheel, %d not resolved",
                     len(got.added),
                     got.cached,
                     len(got.without_wheel),
+                    len(got.unresolved),
                 )
             result.seconds = time.monotonic() - started
             result.digest = env_digest(env_dir)

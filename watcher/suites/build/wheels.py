@@ -5,10 +5,13 @@ one team's build into another's), so without this every build downloads every wh
 (`<envs_dir>/_wheels`) holds only wheel files whose bytes match the sha256 the registry lists for them:
 
 - filled by the watcher's own code after a sandboxed build succeeds (`harvest`): for each distribution
-  the build installed it asks the index (PEP 691 JSON) for that version's wheels, keeps those this
-  interpreter can install, downloads them and keeps a file only when its hash matches the registry's.
-  No package code runs, and what the build left behind only says which names to ask for: a lying
-  build can make the watcher fetch other genuine registry files, never put bytes of its own here;
+  that the watcher's own wheels-only resolution outside the room named (`resolve.py`) AND the build
+  installed, it asks the index (PEP 691 JSON) for that version's wheels, keeps those this interpreter
+  can install, downloads them and keeps a file only when its hash matches the registry's. No package
+  code runs, and what the build left behind can only make the harvest smaller: made-up `*.dist-info`
+  names that nothing resolved are never fetched;
+- kept within a total size (`suites.shared_wheels_max_mb`): after each harvest the oldest files (by the
+  time they were added) are removed until the folder fits;
 - bound read-only into the next builds' install rooms, whose installer takes the files from it
   (`--find-links`) instead of downloading them; resolution still asks the index, so versions are
   chosen as before. A package with no wheel (only an sdist) is downloaded and built in the room as
@@ -37,6 +40,10 @@ from packaging.version import InvalidVersion, Version
 
 from watcher.config import LoadedConfig
 from watcher.core import untrusted
+from watcher.suites.build import toolchain
+from watcher.suites.build.resolve import CACHE_FOLDER as RESOLVE_CACHE
+from watcher.suites.build.resolve import resolve
+from watcher.suites.settings import DEFAULT_SHARED_WHEELS_MAX_MB
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +70,8 @@ class SharedWheels:
     folder: Path
     index: str
     """A PEP 691 Simple index root (pip's `index-url`), e.g. a mirror's `…/simple`."""
+    max_bytes: int = DEFAULT_SHARED_WHEELS_MAX_MB * 1024 * 1024
+    """The cache's total size: after a harvest, the oldest files are removed until it fits."""
 
     def ensure(self) -> Path:
         """The folder, made by the watcher (never a link: a room's files must not decide where it points)."""
@@ -76,6 +85,26 @@ class SharedWheels:
         """True when some wheel of `name` `version` is cached already."""
         return any(_wheel_of(path.name, name, version) for path in _entries(self.folder))
 
+    def size(self) -> int:
+        """Bytes of every cached wheel."""
+        return sum(size for _added, _name, size, _path in _listing(self.folder))
+
+    def evict(self) -> list[str]:
+        """Remove the oldest files (by the time they were added) until the cache is within `max_bytes`;
+        returns the names removed. A build reading a removed file keeps its open copy; one that listed it
+        and did not open it yet downloads it itself."""
+        listing = sorted(_listing(self.folder))
+        total = sum(size for _added, _name, size, _path in listing)
+        removed = []
+        for _added, name, size, path in listing:
+            if total <= self.max_bytes:
+                break
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+                removed.append(name)
+            total -= size
+        return removed
+
 
 @dataclass
 class Harvest:
@@ -85,6 +114,10 @@ class Harvest:
     cached: int = 0
     without_wheel: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    evicted: list[str] = field(default_factory=list)
+    """The oldest files removed afterwards to keep the cache within its total size."""
+    unresolved: list[str] = field(default_factory=list)
+    """Distributions the build's room holds that the resolution outside it did not name: never fetched."""
 
 
 def installed(folders: Iterable[Path]) -> list[tuple[str, str]]:
@@ -111,6 +144,31 @@ def venv_site_packages(venv: Path) -> list[Path]:
     return []
 
 
+def harvest_build(
+    shared: SharedWheels, project: Path, sdk_package: str, sdk_version: str, installed_names: Iterable[tuple[str, str]]
+) -> Harvest:
+    """After a build in a room: resolve the server's requirements outside the room, wheels only
+    (`resolve.py`), and harvest what that resolution names and the build installed; never raises."""
+    uv = toolchain.uv()
+    found = set(installed_names)
+    if uv is None:
+        return Harvest(unresolved=sorted(f"{n}=={v}" for n, v in found), errors=["no uv to resolve with"])
+    resolution = resolve(
+        project,
+        sdk_package,
+        sdk_version,
+        uv=uv,
+        python=toolchain.python(),
+        index=shared.index,
+        cache=shared.folder.parent / RESOLVE_CACHE,
+    )
+    for problem in resolution.problems:
+        log.info("shared wheel cache: %s: nothing of it is harvested", problem)
+    report = harvest(shared, sorted(found & resolution.pins))
+    report.unresolved = sorted(f"{n}=={v}" for n, v in found - resolution.pins)
+    return report
+
+
 def harvest(
     shared: SharedWheels,
     wanted: Iterable[tuple[str, str]],
@@ -118,7 +176,8 @@ def harvest(
     tags: Iterable[Tag] | None = None,
     client: httpx.Client | None = None,
 ) -> Harvest:
-    """Cache the registry's wheels of each (name, version) this interpreter can install; never raises."""
+    """Cache the registry's wheels of each (name, version) this interpreter can install, then keep the cache
+    within its size; never raises. `wanted` is what a resolution outside the room named (`resolve.py`)."""
     report = Harvest()
     # In the interpreter's order of preference: the installer takes the first tag a wheel has.
     preference = {tag: rank for rank, tag in enumerate(tags if tags is not None else sys_tags())}
@@ -145,8 +204,11 @@ def harvest(
             if best is None:
                 report.without_wheel.append(f"{name}=={version}")
                 return
-            filename, url, sha256 = best
-            _download(http, url, sha256, folder / filename, deadline)
+            filename, url, sha256, size = best
+            if size is not None and size > shared.max_bytes:
+                report.errors.append(f"{filename}: larger than {shared.max_bytes} bytes, the whole cache's size")
+                return
+            _download(http, url, sha256, folder / filename, deadline, min(MAX_WHEEL_BYTES, shared.max_bytes))
             report.added.append(filename)
         except (httpx.HTTPError, OSError, ValueError) as exc:
             report.errors.append(f"{name}=={version}: {_why(exc)}")
@@ -159,6 +221,9 @@ def harvest(
     finally:
         if own:
             http.close()
+    report.evicted = shared.evict()
+    if report.evicted:
+        log.info("shared wheel cache: %d oldest file(s) removed to stay within its size", len(report.evicted))
     if report.errors:
         log.warning("shared wheel cache: %d not cached: %s", len(report.errors), "; ".join(report.errors[:3]))
     return report
@@ -166,9 +231,10 @@ def harvest(
 
 def _best_wheel(
     http: httpx.Client, index: str, name: str, version: str, preference: dict[Tag, int]
-) -> tuple[str, str, str] | None:
-    """(file name, URL, sha256) of the wheel of `name` `version` the installer would pick here (the index's,
-    not yanked, with a sha256); None when there is none (only an sdist, or not on the index at all)."""
+) -> tuple[str, str, str, int | None] | None:
+    """(file name, URL, sha256, size when listed) of the wheel of `name` `version` the installer would pick
+    here (the index's, not yanked, with a sha256); None when there is none (only an sdist, or not on the
+    index at all)."""
     page_url = f"{index.rstrip('/')}/{canonicalize_name(name)}/"
     response = http.get(page_url, headers={"Accept": ACCEPT})
     if response.status_code == 404:
@@ -178,7 +244,7 @@ def _best_wheel(
     entries = data.get("files") if isinstance(data, dict) else None
     if not isinstance(entries, list):
         raise ValueError(f"the index's page of {name} is not a PEP 691 project page")
-    chosen: list[tuple[int, str, str, str]] = []
+    chosen: list[tuple[int, str, str, str, int | None]] = []
     for entry in entries:
         if not isinstance(entry, dict):
             continue
@@ -193,15 +259,17 @@ def _best_wheel(
             continue
         ranks = [preference[tag] for tag in parse_wheel_filename(filename)[3] if tag in preference]
         if ranks:
-            chosen.append((min(ranks), filename, str(httpx.URL(page_url).join(url)), sha256.lower()))
+            listed = size if isinstance(size, int) else None
+            chosen.append((min(ranks), filename, str(httpx.URL(page_url).join(url)), sha256.lower(), listed))
     if not chosen:
         return None
-    _rank, filename, url, sha256 = min(chosen)
-    return filename, url, sha256
+    _rank, filename, url, sha256, listed = min(chosen, key=lambda c: c[:4])
+    return filename, url, sha256, listed
 
 
-def _download(http: httpx.Client, url: str, sha256: str, dest: Path, deadline: float) -> None:
-    """Download to a temporary file beside `dest`; it becomes `dest` only when its hash is the registry's."""
+def _download(http: httpx.Client, url: str, sha256: str, dest: Path, deadline: float, limit: int) -> None:
+    """Download to a temporary file beside `dest`; it becomes `dest` only when its hash is the registry's
+    and it is at most `limit` bytes."""
     digest = hashlib.sha256()
     handle, partial = tempfile.mkstemp(dir=dest.parent, prefix=".partial-")
     try:
@@ -210,8 +278,8 @@ def _download(http: httpx.Client, url: str, sha256: str, dest: Path, deadline: f
             size = 0
             for chunk in response.iter_bytes():
                 size += len(chunk)
-                if size > MAX_WHEEL_BYTES:
-                    raise ValueError(f"{dest.name}: larger than {MAX_WHEEL_BYTES} bytes")
+                if size > limit:
+                    raise ValueError(f"{dest.name}: larger than {limit} bytes")
                 if time.monotonic() > deadline:  # a registry trickling bytes
                     raise ValueError(f"{dest.name}: not downloaded within {HARVEST_SECONDS:.0f} s")
                 digest.update(chunk)
@@ -246,6 +314,16 @@ def _entries(folder: Path) -> list[Path]:
     return []
 
 
+def _listing(folder: Path) -> list[tuple[float, str, int, Path]]:
+    """(time added, name, size, path) of each cached wheel; the name breaks ties in the order."""
+    found = []
+    for path in _entries(folder):
+        with contextlib.suppress(OSError):
+            info = path.lstat()
+            found.append((info.st_mtime, path.name, info.st_size, path))
+    return found
+
+
 def _wheel_of(filename: str, name: str, version: str) -> bool:
     """True when `filename` is a well-formed wheel name of `name` `version` (nothing else is ever stored)."""
     if "/" in filename or "\\" in filename or filename.startswith("."):
@@ -267,4 +345,5 @@ def for_config(loaded: LoadedConfig) -> SharedWheels | None:
 
     urls = [s.url for s in config.sdks if s.registry == "pypi" and s.url]
     index = (urls[0] if urls else pypi.default_base()).rstrip("/")
-    return SharedWheels(loaded.resolve(config.suites.envs_dir) / FOLDER, index)
+    max_bytes = config.suites.shared_wheels_max_mb * 1024 * 1024
+    return SharedWheels(loaded.resolve(config.suites.envs_dir) / FOLDER, index, max_bytes)

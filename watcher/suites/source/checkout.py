@@ -36,7 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 from watcher.boundary.launch import Host, HostReason
 from watcher.boundary.process import CommandResult, run_command, scrubbed_env
 from watcher.config import LoadedConfig
-from watcher.core.logs import redact
+from watcher.core.secret_policy import mask
 from watcher.suites.build.env import locked
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, GitSource, Server, git_protocol_refusal
 from watcher.suites.source.extract import UnsafeMember, extract_tree
@@ -177,7 +177,7 @@ def checkout(
         )
         if run.ok:
             return run
-        evidence = redact(run.tail, secrets)
+        evidence = mask(run.tail, secrets)
         last = next((line for line in reversed(evidence.splitlines()) if line.strip()), "")
         result.error = f"{step} failed ({run.describe()})" + (f": {last.strip()}" if last else "")
         result.evidence = evidence
