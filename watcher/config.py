@@ -161,6 +161,11 @@ class LoadedConfig:
     """Relative paths in the config (state, servers' paths) are resolved against this folder: the config
     file's own folder (docs/configuration.md § Paths)."""
 
+    @property
+    def loaded(self) -> LoadedConfig:
+        """Itself: a fixed configuration reads like the service's live one (watcher.live.LiveConfig)."""
+        return self
+
     def resolve(self, relative: str | os.PathLike[str]) -> Path:
         p = Path(relative)
         # normpath: the shipped config's `../state/watcher.db` reads as the checkout's state/ in messages.

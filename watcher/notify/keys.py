@@ -143,5 +143,16 @@ def onboarding_trigger(git: str) -> str:
     return f"{ONBOARDING_PREFIX}{short_hash(git)}"
 
 
+def server_onboarding_trigger(server: str) -> str:
+    """The trigger of the first run of a server that appeared later (in a repository already watched, or in the
+    central file): its verdict goes in that server's own onboarding message."""
+    return f"{ONBOARDING_PREFIX}server:{server}"
+
+
+def server_onboarding(server: str, since: str, team: str) -> str:
+    """The onboarding message of a server that appeared (once per appearance)."""
+    return for_team(f"server-onboarding:{server}:{since}", team)
+
+
 def is_onboarding_trigger(trigger: str | None) -> bool:
     return (trigger or "").startswith(ONBOARDING_PREFIX)

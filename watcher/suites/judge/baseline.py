@@ -157,6 +157,23 @@ def _expected_failures(loaded: LoadedConfig, run: RunState, url: str | None, ver
     return [configured]
 
 
+def _in_force(central: LoadedConfig, server_name: str, version: str | None) -> tuple[LoadedConfig, str | None]:
+    """The config with the team repositories' servers as the state recorded them, and the version in the polls'
+    spelling (`2.2` → `2.2.0`)."""
+    from watcher.cli_support import in_force
+    from watcher.config import open_state
+    from watcher.suites.preflight import known_spelling
+
+    store = open_state(central)
+    try:
+        loaded = in_force(central, store)
+        if version is not None:
+            version = known_spelling(loaded, store, loaded.config.server(server_name), version)
+        return loaded, version
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m watcher.suites.judge.baseline", description=__doc__.split("\n\n")[0]
@@ -167,8 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=["failures", "snapshot"], help="write only one of the two baselines")
     args = parser.parse_args(argv)
     try:
-        loaded = load_config(args.config)
-        written = generate(loaded, args.server, args.sdk_version, args.only)
+        loaded, version = _in_force(load_config(args.config), args.server, args.sdk_version)
+        written = generate(loaded, args.server, version, args.only)
     except WatcherError as exc:  # configuration, install, start or suite problems, phrased for the reader
         print(f"baseline: {exc}", file=sys.stderr)
         return 2
