@@ -135,6 +135,16 @@ def repo_onboarding(git: str, team: str) -> str:
     return for_team(f"repo-onboarding:{short_hash(git)}", team)
 
 
+def repo_proposal(git: str, team: str) -> str:
+    """The one onboarding message of a repository without a team file: what was found, the file proposed."""
+    return for_team(f"repo-proposal:{short_hash(git)}", team)
+
+
+def repo_unowned(git: str, channel: str) -> str:
+    """The operators told once that discovery found a repository no ownership rule maps."""
+    return for_channel(f"repo-unowned:{short_hash(git)}", channel)
+
+
 ONBOARDING_PREFIX = "onboarding:"
 
 

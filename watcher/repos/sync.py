@@ -30,6 +30,7 @@ from watcher.core.timefmt import iso, utcnow
 from watcher.notify import keys
 from watcher.notify.blocks import escape, section
 from watcher.repos.gitread import GitReadError, fetch
+from watcher.repos.proposal import propose, queue_proposals
 from watcher.repos.settings import TeamRepo
 from watcher.repos.teamfile import FILE_NAME, parse_team_file
 from watcher.serverset.changes import Placed
@@ -56,6 +57,8 @@ class RepoState:
     overridden: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
     error_commit: str | None = None
+    proposal: dict[str, Any] | None = None
+    """Without a team file: the file proposed from what detection found (watcher.repos.proposal)."""
     refused: dict[str, str] = field(default_factory=dict)
     """Server name → why this repository may not use it (a name another one owns); the other servers are used."""
     checked: str | None = None
@@ -176,19 +179,22 @@ def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | 
         s.name: (CENTRAL, f"{loaded.path}: servers[{i}]") for i, s in enumerate(config.servers)
     }
     if config.discover.github:
-        from watcher.repos.discover import refresh_discovery
+        from watcher.repos.discover import queue_unowned_notices, refresh_discovery
 
         refresh_discovery(config.discover.github, config.http_client, store, env)
+        queue_unowned_notices(config, store)
     for repo in all_repos(config, store):
         state = RepoState.load(store, repo)
         _read_one(
             loaded,
+            store,
             repo,
             state,
             cache_root,
             secrets,
             env,
             functools.partial(claim_refusal, record, claimed, repo.git),
+            {*claimed, *record.entries},
         )
         for server in state.servers:
             claimed.setdefault(
@@ -201,17 +207,20 @@ def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | 
         state.save(store)
         states.append(state)
     queue_error_notices(loaded, store, states)
+    queue_proposals(config, store, states)
     return SyncResult(merged(loaded, states).config, states, new)
 
 
 def _read_one(
     loaded: LoadedConfig,
+    store: Store,
     repo: TeamRepo,
     state: RepoState,
     cache_root: Path,
     secrets: set[str],
     env: Mapping[str, str],
     refusal: Callable[[str, str], str | None],
+    taken: set[str],
 ) -> None:
     config = loaded.config
     token = env.get(repo.token_env, "").strip() or None if repo.token_env else None
@@ -233,6 +242,11 @@ def _read_one(
     if text is None:
         state.has_file, state.commit, state.servers, state.error = False, commit.commit, [], None
         state.lines, state.detections, state.overridden, state.refused = {}, {}, {}, {}
+        try:
+            state.proposal = propose(repo.git, commit.files(), commit.read, taken).as_dict()
+        except GitReadError as exc:  # the tree could not be listed: no proposal, said in the log
+            log.warning("team repository %s: no team file, and no proposal: %s", display_url(repo.git), exc)
+            state.proposal = None
         return
     filename = state.team_file(commit.commit)
     try:
@@ -247,6 +261,7 @@ def _read_one(
             config=config,
             files=files,
             read=commit.read,
+            known=lambda sdk: [v["version"] for v in store.versions_of(sdk) if not v["yanked"]],
         )
     except (ConfigError, GitReadError) as exc:
         _fail(state, str(exc), commit.commit)
@@ -256,9 +271,12 @@ def _read_one(
     for why in state.refused.values():
         log.warning("team repository %s: %s", display_url(state.git), why)
     state.has_file, state.commit, state.error, state.error_commit = True, commit.commit, None, None
+    state.proposal = None
     state.servers = [s.model_dump(mode="json") for s in parsed.servers if s.name not in state.refused]
     state.lines = parsed.lines
-    state.detections = {k: d.as_dict() if d else None for k, d in parsed.detections.items()}
+    state.detections = {
+        k: {**d.as_dict(), "resolved": parsed.resolved.get(k)} if d else None for k, d in parsed.detections.items()
+    }
     state.overridden = parsed.overridden
 
 
