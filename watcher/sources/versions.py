@@ -82,7 +82,7 @@ def as_known(registry: str, version: str, known: Iterable[str]) -> str:
     listed = list(known)
     if version in listed:
         return version
-    candidates = [version]
+    candidates = [version] if version.startswith("v") else [version, f"v{version}"]
     short = _SHORT.match(version.strip())
     if short:
         prefix, major, minor = short.group(1), short.group(2), short.group(3) or ".0"
