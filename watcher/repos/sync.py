@@ -267,9 +267,11 @@ def _read_one(
         _fail(state, str(exc), commit.commit)
         return
     refused = {s.name: refusal(s.name, f"{filename}:{parsed.lines.get(s.name, 1)}") for s in parsed.servers}
+    known = set(state.refused.values())
     state.refused = {name: why for name, why in refused.items() if why}
     for why in state.refused.values():
-        log.warning("team repository %s: %s", display_url(state.git), why)
+        if why not in known:  # said once, not at every pass
+            log.warning("team repository %s: %s", display_url(state.git), why)
     state.has_file, state.commit, state.error, state.error_commit = True, commit.commit, None, None
     state.proposal = None
     state.servers = [s.model_dump(mode="json") for s in parsed.servers if s.name not in state.refused]
