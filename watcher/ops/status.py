@@ -90,7 +90,7 @@ def server_set_json(config: WatcherConfig, store: Store) -> dict[str, Any]:
     """The server set's latest changes, its retired servers, repositories without a team file or an owner."""
     from watcher.repos.show import proposals_json
     from watcher.serverset.changes import recent_changes
-    from watcher.serverset.record import ServerRecord, origin_name
+    from watcher.serverset.record import origin_name, retired_servers
 
     with_repos = bool(config.repos or config.discover.github)
     unowned: list[dict[str, str]] = []
@@ -102,7 +102,7 @@ def server_set_json(config: WatcherConfig, store: Store) -> dict[str, Any]:
         "changes": recent_changes(store, 10),
         "retired": [
             {"server": e.name, "team": e.team, "origin": origin_name(e.origin), "retired": e.retired}
-            for e in ServerRecord.load(store).retired()
+            for e in retired_servers(store)
         ],
         "proposals": proposals_json(config, store) if with_repos else [],
         "unowned": unowned,

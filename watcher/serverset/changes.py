@@ -9,9 +9,10 @@ first poll of a registry is its baseline.
 
 from __future__ import annotations
 
+import json
 import logging
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from watcher.core.store import Store
 from watcher.core.timefmt import iso, utcnow
@@ -102,10 +103,11 @@ def record_changes(store: Store, placed: list[Placed]) -> list[ServerChange]:
     return changes
 
 
-def recent_changes(store: Store, limit: int = 20) -> list[dict[str, object]]:
+def recent_changes(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     """The newest changes of the server set, newest first, as the page and `/api/status` list them."""
-    rows = [row for kind in EVENT_KINDS for row in store.events(kind=kind)]
-    rows.sort(key=lambda row: row["id"], reverse=True)
-    return [
-        {"kind": row["kind"].removeprefix("server-"), "at": row["created"], **row["payload"]} for row in rows[:limit]
-    ]
+    marks = ", ".join("?" * len(EVENT_KINDS))
+    rows = store.db.query(
+        f"select kind, payload, created from events where kind in ({marks}) order by id desc limit ?",
+        [*EVENT_KINDS, int(limit)],
+    )
+    return [{"kind": r["kind"].removeprefix("server-"), "at": r["created"], **json.loads(r["payload"])} for r in rows]

@@ -18,6 +18,7 @@ from watcher.suites.settings import Server
 from watcher.suites.source.checkout import display_url
 
 KV = "serverset:record"
+RETIRED_KV = "serverset:retired"
 CENTRAL = "central"
 """The origin of a server the central file defines (every other origin is a repository's git address)."""
 
@@ -77,6 +78,8 @@ class ServerRecord:
 
     def save(self, store: Store) -> None:
         store.set_kv(KV, {"servers": {name: asdict(entry) for name, entry in sorted(self.entries.items())}})
+        retired = [{"name": e.name, "team": e.team, "origin": e.origin, "retired": e.retired} for e in self.retired()]
+        store.set_kv(RETIRED_KV, retired)  # what the page shows, without reading every definition
         self.taken = True
 
     def active(self) -> list[ServerEntry]:
@@ -84,6 +87,19 @@ class ServerRecord:
 
     def retired(self) -> list[ServerEntry]:
         return sorted((e for e in self.entries.values() if e.retired), key=lambda e: e.retired or "", reverse=True)
+
+
+@dataclass(frozen=True)
+class Retired:
+    name: str
+    team: str
+    origin: str
+    retired: str
+
+
+def retired_servers(store: Store) -> list[Retired]:
+    """The retired servers, newest first (kept beside the record for the page and `status`)."""
+    return [Retired(**r) for r in store.get_kv(RETIRED_KV) or [] if isinstance(r, dict)]
 
 
 def claim_refusal(

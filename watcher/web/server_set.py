@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from watcher.serverset.changes import recent_changes
-from watcher.serverset.record import ServerRecord, origin_name
+from watcher.serverset.record import origin_name, retired_servers
 from watcher.web.context import WebContext
 
 CHANGES_SHOWN = 12
@@ -47,9 +47,8 @@ def collect_server_set(ctx: WebContext) -> ServerSetView:
         ChangeLine(str(c["kind"]), str(c["at"]), str(c["name"]), str(c["team"]), ctx.clean(c["line"]))
         for c in recent_changes(ctx.store, CHANGES_SHOWN)
     ]
-    record = ServerRecord.load(ctx.store)
     retired = [
-        RetiredServer(e.name, e.team, ctx.clean(origin_name(e.origin)), e.retired or "") for e in record.retired()
+        RetiredServer(e.name, e.team, ctx.clean(origin_name(e.origin)), e.retired) for e in retired_servers(ctx.store)
     ]
     return ServerSetView(changes, retired, _proposals(ctx), _unowned(ctx))
 
