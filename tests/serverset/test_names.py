@@ -99,3 +99,26 @@ def test_two_new_repositories_claiming_one_name_in_one_pass_leave_a_valid_config
     assert sorted(s.name for s in result.config.servers) == ["alpha", "beta", "dup"]
     assert result.config.server("dup").team == "books"
     assert f"also declared in {first}" in result.repos[1].refused["dup"]
+
+
+def test_commands_that_name_a_server_find_a_team_files_server(tmp_path: Path, capsys):
+    """`check` (and every command reading the state) knows a team file's server from the last good sync, and a
+    short version becomes the registry's spelling before it is a key."""
+    from tests.repos.test_resolve import seen
+    from tests.serverset.helpers import baseline_snapshot
+    from tests.serverset.helpers import team_repo as mini_repo
+
+    repo = mini_repo(tmp_path / "books-repo", baseline_snapshot(tmp_path / "baseline"), ("shelf", "find_book"))
+    central = central_config(tmp_path, [{"git": str(repo), "team": "books"}])
+    store = Store(tmp_path / "state" / "watcher.db")
+    seen(store, "2.2.0", "2.3.0")
+    sync_repos(central, store)
+    store.close()
+    code = main(["--config", str(central.path), "check", "--server", "shelf", "--sdk-version", "2.3"])
+    out = capsys.readouterr()
+    assert code == 0, out.out + out.err
+    assert "2.3 is 2.3.0 on the registry: running 2.3.0" in out.err
+    assert "PASS: shelf passes on mcp 2.3.0" in out.out
+    store = Store(tmp_path / "state" / "watcher.db")
+    [run] = store.runs(server="shelf")
+    assert (run["sdk_version"], run["trigger"], run["verdict"]) == ("2.3.0", "cli", "pass")
