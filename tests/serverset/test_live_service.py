@@ -7,16 +7,13 @@ server while everything else goes on. Real git repositories, the real Bolt app a
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import ROOT, SERVICE_CLOCK_START, start_service, wait_until
+from tests.helpers import run_cli, start_service, wait_until
 from tests.repos.helpers import change
 from tests.serverset.helpers import (
     add_server,
@@ -28,7 +25,6 @@ from tests.serverset.helpers import (
     world,
 )
 from tests.slackapp.helpers import MEMBER, SECRET, click_payload, command_payload, form, submission_payload
-from watcher.core.clock import START_VARIABLE
 
 pytestmark = [pytest.mark.xdist_group("service"), pytest.mark.timeout(400)]
 
@@ -39,16 +35,7 @@ def matrix_servers(status: dict[str, Any]) -> set[str]:
 
 def command(config: Path, *args: str) -> str:
     """A command run by hand beside the running service (it reads the same state)."""
-    env = {**os.environ, START_VARIABLE: SERVICE_CLOCK_START, "PYTHONPATH": str(ROOT)}
-    env = {k: v for k, v in env.items() if not k.startswith("SLACK_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "watcher.cli", "--config", str(config), *args],
-        cwd=config.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = run_cli(config, *args)
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
 
@@ -183,12 +170,5 @@ def test_a_name_claimed_by_a_second_repository_is_refused_for_that_server_while_
         finally:
             code = service.terminate(timeout=120)  # a run under way finishes first (a loaded machine: slower)
         assert code == 0
-        once = subprocess.run(
-            [sys.executable, "-m", "watcher.cli", "--config", str(config), "run", "--once"],
-            cwd=config.parent,
-            env={**os.environ, START_VARIABLE: SERVICE_CLOCK_START, "PYTHONPATH": str(ROOT)},
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+        once = run_cli(config, "run", "--once", timeout=300)
         assert "duplicate name" not in once.stdout + once.stderr and "Traceback" not in once.stdout + once.stderr
