@@ -221,7 +221,7 @@ class Service:
 
     def run_suites(self) -> None:
         # Each threaded result goes out as its run finishes, not when the whole queue is done.
-        process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.after_run())
+        process_queue(self.live, self.store, self.stop, on_result=lambda _outcome: self.after_run())
 
     def after_run(self) -> None:
         """A run finished: the onboarding messages whose first runs are all done, then delivery."""

@@ -141,3 +141,29 @@ def test_a_central_file_that_no_longer_loads_keeps_the_one_in_force(tmp_path: Pa
     assert [s.name for s in live.config.servers] == ["books"]
     assert keeper.read_central() is False  # the same text is not read (nor said) again; the old one stays
     store.close()
+
+
+def test_a_draining_queue_takes_the_configuration_in_force_at_each_run(tmp_path: Path, slack: FakeSlack):
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "server.py").write_text("print('not an MCP server')\n")
+    (tmp_path / "state").mkdir()
+    path = tmp_path / "watcher.yaml"
+    write(path, tmp_path, [server("books", project)], slack)
+    live = LiveConfig(load_config(path))
+    write(path, tmp_path, [server("books", project), server("shelf", project)], slack)
+    with_shelf = load_config(path)
+    store = Store(tmp_path / "state" / "watcher.db")
+    store.queue_run("books", "python", "2.3.0", "release:python:2.3.0")
+    store.queue_run("shelf", "python", "2.3.0", "release:python:2.3.0")  # not configured yet when the drain starts
+
+    def added_meanwhile(outcome: dict[str, object]) -> None:
+        if outcome["server"] == "books":
+            live.replace(with_shelf)  # a team file's server arrives while the queue drains
+
+    outcomes = process_queue(live, store, on_result=added_meanwhile)
+    store.close()
+    shelf = next(o for o in outcomes if o["server"] == "shelf")
+    reasons = str(shelf["report"].get("reasons"))  # type: ignore[union-attr]
+    assert "no server named" not in reasons  # run as a configured server, not refused as an unknown one
+    assert shelf["report"]["install"]["ok"]  # type: ignore[index]
