@@ -59,6 +59,7 @@ def send_due_onboarding(loaded: LoadedConfig, store: Store, states: list[RepoSta
 
 def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tuple[str, list[dict[str, Any]]]:
     repo = display_url(state.git)
+    first = {run.rsplit("@", 1)[0] for run in state.onboarding_runs} or {s["name"] for s in state.servers}
     head = f"mcp-watcher now watches {repo} ({state.ref} @ {(state.commit or '?')[:12]}), from its {FILE_NAME}"
     lines = [
         server_line(
@@ -68,6 +69,7 @@ def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tu
             verdicts.get(server["name"]) or {},
         )
         for server in state.servers
+        if server["name"] in first  # a server added to the file since has its own message (serverset.welcome)
     ]
     change = (
         f"To change it, edit {FILE_NAME} in the repository (every key: {DOC}); "
