@@ -1,8 +1,9 @@
 """The service's own parts read the one live configuration: a server committed to a team file is, after the next
 sync pass of the service, on the pages (matrix, server set, readiness), in the digest the service sends, in
-`readiness` and `status`, known to the pre-builder and run; when the file drops it, it is retired: its runs are kept, it leaves
-the matrix, the digest and readiness, and the page lists it as retired. Each change is logged once and shown on
-`/`, in `/api/status` and in `status`. Real git repositories, real runs of a stdlib MCP server, the clock pinned."""
+`readiness` and `status`, known to the pre-builder and run; when the file drops it, it is retired: its runs are
+kept, it leaves the matrix, the digest and readiness, and the page lists it as retired. Each change is logged
+once and shown on `/`, in `/api/status` and in `status`. Real git repositories, real runs of a stdlib MCP server,
+the clock pinned."""
 
 from __future__ import annotations
 
