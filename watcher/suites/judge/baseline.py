@@ -9,6 +9,9 @@
   `{requirements}` placeholder and one file per set is written.
 - the baseline snapshot (`baseline_snapshot`): the contract in both eras, as `mcp-watcher snapshot`.
 
+A server from a team repository (or any git source) is checked out at the commit in use and both files are
+written inside that checkout, at the paths its config names: they belong in the team's repository.
+
 Review the diff of what it writes before committing it: a baseline records what is true today.
 """
 
@@ -30,6 +33,8 @@ from watcher.suites.build.install import install
 from watcher.suites.judge import conformance
 from watcher.suites.judge.contract import take_snapshot
 from watcher.suites.run.server import start_server
+from watcher.suites.source.checkout import display_url
+from watcher.suites.source.fetch import fetch_source
 from watcher.suites.state import RunState
 
 HEADER = """\
@@ -85,6 +90,8 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
     # The stages a check goes through, by hand: build, run, then the judge's tools write what they read.
     run = RunState(loaded, server, version, None, sandbox.choose(loaded.config.suites.sandbox))
     run.run_dir.mkdir(parents=True, exist_ok=True)
+    if not fetch_source(run):  # a team repository's server: its tree is checked out at the commit in use
+        raise SuiteError("; ".join(reason["reason"] for reason in run.report["reasons"]))
     env = install(run, version)
     if not env.ok:
         raise SuiteError(f"install of {run.sdk_package} {version} failed: {env.error}\n{env.evidence}")
@@ -98,7 +105,7 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
         if only in (None, "snapshot"):
             if not server.baseline_snapshot:
                 raise ConfigError(f"server {server.name!r} has no baseline_snapshot folder configured")
-            target = loaded.resolve(server.baseline_snapshot)
+            target = run.repo_path(server.baseline_snapshot)
             shutil.rmtree(target, ignore_errors=True)
             take_snapshot(run, process, env, target)
             written.append(target)
@@ -133,7 +140,7 @@ def _expected_failures(loaded: LoadedConfig, run: RunState, url: str | None, ver
             conformance.load_requirement_set(tool, revision),
             conformance.collect_checks(out_dir / "results"),
         )
-    configured = loaded.resolve(server.expected_failures)
+    configured = run.repo_path(server.expected_failures)
     common = dict(server=server.name, package=run.sdk_package, version=version, suite=tool.package)
     if conformance.REQUIREMENTS_PLACEHOLDER in str(configured):
         paths = []
@@ -191,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in written:
         print(f"wrote {path}")
+    source = loaded.config.server(args.server).source
+    if source is not None and written:  # written into a checkout: the team's repository is where it belongs
+        print(f"these are in a checkout of {display_url(source.git)} at {source.ref[:12]}: commit them there")
     return 0
 
 
