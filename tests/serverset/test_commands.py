@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import run_cli
 from tests.repos.test_resolve import seen
 from tests.serverset.helpers import baseline_snapshot, team_repo, world
 from watcher.cli import main
@@ -73,3 +74,29 @@ def test_eval_backtest_and_baseline_find_a_team_files_server(tmp_path: Path, sna
         assert written.is_relative_to(tmp_path / "runs" / "shelf")  # in the run's checkout, not the central folder
         assert f"in a checkout of {repo} at " in out.out and "commit them there" in out.out
         assert not (tmp_path / "shelf").exists()
+
+
+def test_poll_with_suites_runs_a_team_files_server(tmp_path: Path, snapshot: Path):
+    """`poll --suites` queues and drains runs for the servers in force, a team file's included: the first poll
+    of an SDK (`suites.on_baseline`) runs every server of it on the newest version, here shelf on 2.3.0."""
+    with world(tmp_path) as w:
+        repo = team_repo(tmp_path / "books-repo", snapshot, ("shelf", "find_book"))
+        suites = {
+            "on_baseline": True,
+            "runs_dir": str(tmp_path / "runs"),
+            "envs_dir": str(tmp_path / "envs"),
+            "git_cache_dir": str(tmp_path / "git"),
+            "git_protocols": ["file"],
+        }
+        path = w.config([{"git": str(repo), "team": "books"}], suites=suites)
+        store = Store(tmp_path / "state" / "watcher.db")
+        sync_repos(load_config(path), store)
+        store.close()
+        done = run_cli(path, "poll", "--suites", "--no-deliver", "--json")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert json.loads(done.stdout)["queued_runs"] == ["shelf@2.3.0"]
+        assert "Traceback" not in done.stderr
+        store = Store(tmp_path / "state" / "watcher.db")
+        [run] = store.runs(server="shelf")
+        store.close()
+        assert (run["status"], run["sdk_version"], run["verdict"]) == ("done", "2.3.0", "pass"), run["report"]
