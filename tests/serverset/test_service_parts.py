@@ -1,9 +1,9 @@
 """The service's own parts read the one live configuration: a server committed to a team file is, after the next
 sync pass of the service, on the pages (matrix, server set, readiness), in the digest the service sends, in
-`readiness` and `status`, known to the pre-builder and run; when the file drops it, it is retired: its runs are
-kept, it leaves the matrix, the digest and readiness, and the page lists it as retired. Each change is logged
-once and shown on `/`, in `/api/status` and in `status`. Real git repositories, real runs of a stdlib MCP server,
-the clock pinned."""
+`readiness` and `status`, known to the pre-builder and run (its first run passes, its onboarding message says
+so); a change of its definition is an event; when the file drops it, it is retired: its runs are kept, it leaves
+the matrix, the digest and readiness, and the page lists it as retired. Each change is logged once and shown on
+`/`, in `/api/status` and in `status`. Real git repositories, real runs of a stdlib MCP server, the clock pinned."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_a_team_files_server_reaches_every_part_of_the_service_and_is_retired_wh
 
                 # A second server committed; the service's next sync pass puts it in force everywhere.
                 add_server(repo, "stacks", snapshot)
-                both = team_file(server_entry("shelf", "find_book"), server_entry("stacks", "x"))
+                both = team_file(server_entry("shelf", "find_book"), server_entry("stacks", "find_book"))
                 change(repo, {".mcp-watcher.yaml": both})
                 service.sync_repos()
                 api = client.get("/api/status").json()
@@ -105,13 +105,13 @@ def test_a_team_files_server_reaches_every_part_of_the_service_and_is_retired_wh
                 # Its first run, by the service's worker; then the digest the service's own job sends.
                 service.run_suites()
                 [run] = store.runs(server="stacks")
-                assert (run["status"], run["sdk_version"]) == ("done", "2.3.0")
+                assert (run["status"], run["sdk_version"], run["verdict"]) == ("done", "2.3.0", "pass")
                 # The repository's one onboarding message covers its first look (shelf); stacks, added since,
                 # has its own message with its own first verdict.
                 [first_look] = [r["text"] for r in store.outbox() if r["kind"] == "repo-onboarding"]
                 assert "• shelf: " in first_look and "stacks" not in first_look
                 [welcome] = [r["text"] for r in store.outbox() if r["kind"] == "server-onboarding"]
-                assert welcome.startswith("mcp-watcher now watches stacks too") and "first run: " in welcome
+                assert welcome.startswith("mcp-watcher now watches stacks too") and "first run: pass" in welcome
                 service.send_digest()
                 digest = " ".join(
                     r["text"] + json.dumps(r["blocks"]) for r in store.outbox() if r["key"].startswith("digest:books:")
@@ -119,6 +119,16 @@ def test_a_team_files_server_reaches_every_part_of_the_service_and_is_retired_wh
                 assert "stacks" in digest and "shelf" in digest
                 offline = run_cli(path, "readiness", "--offline", "--today", "2026-11-30")
                 assert "  stacks (books): " in offline.stdout, offline.stdout + offline.stderr
+
+                # Its definition changed in the file: one event naming what changed; a commit that only moves the
+                # repository's head redefines nobody (shelf has its appearance only).
+                slower = server_entry("stacks", "find_book").replace("start: 30", "start: 45")
+                change(repo, {".mcp-watcher.yaml": team_file(server_entry("shelf", "find_book"), slower)})
+                service.sync_repos()
+                api = client.get("/api/status").json()
+                [redefined] = [c for c in api["server_set"]["changes"] if c["kind"] == "redefined"]
+                assert redefined["server"] == "stacks" and "timeouts" in redefined["text"], redefined
+                assert client.get("/").text.count('data-change="redefined" data-server="stacks"') == 1
 
                 # The file drops it: retired; its run is kept, it leaves the matrix and readiness, listed as retired.
                 change(repo, {".mcp-watcher.yaml": team_file(server_entry("shelf", "find_book"))})
@@ -128,8 +138,10 @@ def test_a_team_files_server_reaches_every_part_of_the_service_and_is_retired_wh
                 assert [r["server"] for r in api["server_set"]["retired"]] == ["stacks"]
                 assert [c["kind"] for c in api["server_set"]["changes"] if c["server"] == "stacks"] == [
                     "retired",
+                    "redefined",
                     "appeared",
                 ]
+                assert [c["kind"] for c in api["server_set"]["changes"] if c["server"] == "shelf"] == ["appeared"]
                 page = client.get("/").text
                 assert page.count('data-retired="stacks"') == 1
                 assert page.count('data-change="retired" data-server="stacks"') == 1
@@ -144,5 +156,6 @@ def test_a_team_files_server_reaches_every_part_of_the_service_and_is_retired_wh
     lines = [r.getMessage() for r in caplog.records if r.name == "watcher.serverset.changes"]
     assert sum("server stacks (team books) appeared" in line for line in lines) == 1
     assert sum("server stacks (team books) retired" in line for line in lines) == 1
+    assert sum("server stacks (team books) redefined" in line for line in lines) == 1
     assert len(lines) >= 4  # the log was read: the set recorded, shelf and stacks appeared, stacks retired
     assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], "no traceback, no error"
