@@ -123,6 +123,7 @@ def test_each_change_is_one_event_acted_on(tmp_path: Path, slack: FakeSlack, cap
     lines = [r.getMessage() for r in caplog.records if r.name == "watcher.serverset.changes"]
     assert sum("server shelf (team books) appeared" in line for line in lines) == 1
     assert sum("redefined" in line for line in lines) == 1 and sum("retired" in line for line in lines) == 1
+    assert not [r for r in caplog.records if r.exc_info or r.levelno >= logging.ERROR], "no traceback, no error"
 
 
 def test_a_central_file_that_no_longer_loads_keeps_the_one_in_force(tmp_path: Path, slack: FakeSlack):

@@ -43,6 +43,7 @@ def test_eval_backtest_and_baseline_find_a_team_files_server(tmp_path: Path, sna
         # evaluation set), an answer about shelf, not "no server named".
         code = main(["--config", str(path), "eval", "--server", "shelf", "--sdk-version", "2.3", "--json"])
         out = capsys.readouterr()
+        assert "Traceback" not in out.err
         assert "no server named" not in out.out + out.err
         report = json.loads(out.out)
         assert (report["server"], report["candidate_version"], report["baseline_version"]) == (
@@ -58,6 +59,7 @@ def test_eval_backtest_and_baseline_find_a_team_files_server(tmp_path: Path, sna
             + ["--json"]
         )
         out = capsys.readouterr()
+        assert "Traceback" not in out.err
         assert code == 0, out.out + out.err
         answer = json.loads(out.out)
         assert answer["server"] == "shelf" and answer["status"] == "done"
@@ -67,6 +69,7 @@ def test_eval_backtest_and_baseline_find_a_team_files_server(tmp_path: Path, sna
         # the baseline command: checks the repository out at the commit in use, writes the snapshot there
         code = baseline.main(["--config", str(path), "--server", "shelf", "--sdk-version", "2.3", "--only", "snapshot"])
         out = capsys.readouterr()
+        assert "Traceback" not in out.err
         assert code == 0, out.out + out.err
         [wrote] = [line.removeprefix("wrote ") for line in out.out.splitlines() if line.startswith("wrote ")]
         written = Path(wrote)

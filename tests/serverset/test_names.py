@@ -4,7 +4,10 @@ reserved, and the merged configuration is always one the service can start with.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
+
+import pytest
 
 from tests.fakes.slack_server import FakeSlack
 from tests.repos.helpers import central_config, change, team_repo
@@ -27,7 +30,10 @@ def team_file(*names: str) -> str:
     return "servers:\n" + "".join(SERVER.format(name=n) for n in names)
 
 
-def test_a_name_owned_by_record_stays_its_owners_whatever_the_order_of_repos(tmp_path: Path, slack: FakeSlack):
+def test_a_name_owned_by_record_stays_its_owners_whatever_the_order_of_repos(
+    tmp_path: Path, slack: FakeSlack, caplog: pytest.LogCaptureFixture
+):
+    caplog.set_level(logging.INFO, logger="watcher")
     books = team_repo(tmp_path / "books-repo", "shelf", team_file=team_file("shelf"))
     search = team_repo(tmp_path / "search-repo", "catalog", team_file=team_file("catalog"))
     # search is listed first: listing order would hand it any name both declare; the record must not
@@ -86,6 +92,9 @@ def test_a_name_owned_by_record_stays_its_owners_whatever_the_order_of_repos(tmp
         "shelf",
         "shelf-two",
     ]
+    said = [r.getMessage() for r in caplog.records if r.name == "watcher.repos.sync"]
+    assert sum("server 'shelf' belongs to " in line for line in said) == 1  # logged once over four passes
+    assert not [r for r in caplog.records if r.exc_info], "no traceback"
     assert main(["--config", str(central.path), "status"]) == 0
 
 
