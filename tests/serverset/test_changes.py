@@ -55,14 +55,20 @@ def write(path: Path, tmp_path: Path, servers: list[dict[str, object]], slack: F
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
 
 
-def test_each_change_is_one_event_acted_on(tmp_path: Path, slack: FakeSlack, caplog: pytest.LogCaptureFixture):
-    caplog.set_level(logging.INFO, logger="watcher")
+def setting(tmp_path: Path, slack: FakeSlack) -> tuple[Path, Path]:
+    """A project whose server exits at once (a quick, real run) and a central file with one server of it."""
     project = tmp_path / "project"
     project.mkdir()
     (project / "server.py").write_text("print('not an MCP server')\n")
     (tmp_path / "state").mkdir()
     path = tmp_path / "watcher.yaml"
     write(path, tmp_path, [server("books", project)], slack)
+    return project, path
+
+
+def test_each_change_is_one_event_acted_on(tmp_path: Path, slack: FakeSlack, caplog: pytest.LogCaptureFixture):
+    caplog.set_level(logging.INFO, logger="watcher")
+    project, path = setting(tmp_path, slack)
     store = Store(tmp_path / "state" / "watcher.db")
     live = LiveConfig(load_config(path))
     builder = Prebuilder(live, threading.Event())
@@ -127,11 +133,7 @@ def test_each_change_is_one_event_acted_on(tmp_path: Path, slack: FakeSlack, cap
 
 
 def test_a_central_file_that_no_longer_loads_keeps_the_one_in_force(tmp_path: Path, slack: FakeSlack):
-    project = tmp_path / "project"
-    project.mkdir()
-    (tmp_path / "state").mkdir()
-    path = tmp_path / "watcher.yaml"
-    write(path, tmp_path, [server("books", project)], slack)
+    _project, path = setting(tmp_path, slack)
     store = Store(tmp_path / "state" / "watcher.db")
     live = LiveConfig(load_config(path))
     keeper = ConfigKeeper(live, store, lambda: None)
@@ -145,12 +147,7 @@ def test_a_central_file_that_no_longer_loads_keeps_the_one_in_force(tmp_path: Pa
 
 
 def test_a_draining_queue_takes_the_configuration_in_force_at_each_run(tmp_path: Path, slack: FakeSlack):
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "server.py").write_text("print('not an MCP server')\n")
-    (tmp_path / "state").mkdir()
-    path = tmp_path / "watcher.yaml"
-    write(path, tmp_path, [server("books", project)], slack)
+    project, path = setting(tmp_path, slack)
     live = LiveConfig(load_config(path))
     write(path, tmp_path, [server("books", project), server("shelf", project)], slack)
     with_shelf = load_config(path)

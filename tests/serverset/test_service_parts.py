@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Iterator
-from datetime import date
+from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from starlette.testclient import TestClient
 
+from tests.digest.helpers import clock_at
 from tests.helpers import run_cli
 from tests.repos.helpers import change
 from tests.serverset.helpers import add_server, baseline_snapshot, server_entry, team_file, team_repo, world
@@ -39,12 +40,9 @@ RC = SpecRevision("2027-03-30-RC", "2027-03-30", date(2026, 11, 20), prerelease=
 
 
 @pytest.fixture(autouse=True)
-def _pinned_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(clock.START_VARIABLE, MONDAY)
-    clock._offset.cache_clear()
-    yield
-    monkeypatch.delenv(clock.START_VARIABLE)
-    clock._offset.cache_clear()
+def _pinned_clock() -> Iterator[None]:
+    with clock_at(datetime.fromisoformat(MONDAY)):
+        yield
 
 
 def matrix(api: dict[str, Any]) -> set[str]:
