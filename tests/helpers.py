@@ -137,6 +137,22 @@ def ignoring_sigint(argv: list[str]) -> list[str]:
     return [sys.executable, "-c", _IGNORE_SIGINT_THEN_EXEC, *argv]
 
 
+def run_cli(config: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    """A `mcp-watcher` command in a child process on the service's clock (beside a running service, it reads
+    the same state), without Slack's variables."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
+    env[START_VARIABLE] = SERVICE_CLOCK_START
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.environ.get("PYTHONPATH"), str(ROOT)]))
+    return subprocess.run(
+        [sys.executable, "-m", "watcher.cli", "--config", str(config), *args],
+        cwd=config.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def wait_until(predicate, timeout: float = 30, interval: float = 0.1, message: str = "condition") -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -150,7 +150,9 @@ def test_the_installed_product_runs_from_a_third_folder(installed: dict[str, Pat
                 "timeouts": {"install": 300, "start": 60, "suite": 300, "snapshot": 60},
             }
         ],
-        "suites": {"runs_dir": "db/runs", "envs_dir": "db/envs", "sandbox": "off"},
+        "suites": {"runs_dir": "db/runs", "envs_dir": "db/envs", "sandbox": "off", "git_protocols": ["file"]},
+        # A team repository: its server comes from its own file, read by the running service.
+        "repos": [{"git": str(_team_repo(work / "books-repo")), "team": "books"}],
     }
     (work / "conf" / "watcher.yaml").write_text(yaml.safe_dump(config, sort_keys=False))
     env = _clean_env(**{START_VARIABLE: SERVICE_CLOCK_START})
@@ -228,8 +230,13 @@ def test_the_installed_product_runs_from_a_third_folder(installed: dict[str, Pat
             assert service.poll() is None, "the installed service died at start"
             assert time.monotonic() < deadline, "no /healthz within 60 s"
             time.sleep(0.2)
+        deadline = time.monotonic() + 60
+        while "shelf" not in httpx.get(f"{base}/api/status", timeout=30).text:  # the first pass over the repository
+            assert service.poll() is None and time.monotonic() < deadline, "the team file's server never appeared"
+            time.sleep(0.3)
         for path, marker in (
             ("/", "library"),
+            ("/", 'data-server="shelf"'),
             ("/deprecations", "<html"),
             (f"/runs/{run_id}", "library"),
             ("/static/style.css", "{"),
@@ -251,6 +258,19 @@ def test_the_installed_product_runs_from_a_third_folder(installed: dict[str, Pat
     assert status.returncode == 0, status.stderr
     assert '"state": "' + str(work / "conf" / "db" / "watcher.db") + '"' in status.stdout
     assert '"verdict": "pass"' in status.stdout
+    assert '"name": "shelf"' in status.stdout  # `status` reads the team servers the service recorded
+
+
+def _team_repo(folder: Path) -> Path:
+    from tests.serverset.helpers import MINI
+    from tests.suites.helpers import new_repo
+
+    team_file = (
+        "servers:\n  - name: shelf\n    path: shelf\n    language: other\n    sdk: python\n"
+        '    baseline_sdk_version: "2.3.0"\n    transport: stdio\n    prepare: [["python3", "-c", "pass"]]\n'
+        "    start: [python3, server.py]\n    requirements: []\n"
+    )
+    return new_repo(folder, {".mcp-watcher.yaml": team_file, "shelf/server.py": MINI.read_text()})
 
 
 def test_init_writes_a_config_that_works_from_where_it_is_run(installed: dict[str, Path]):

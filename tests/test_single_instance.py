@@ -3,15 +3,12 @@ And a `state:` whose folder does not exist is an error, not a new empty state.""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from tests.helpers import ROOT, SERVICE_CLOCK_START, free_port, start_service, wait_until
-from watcher.core.clock import START_VARIABLE
+from tests.helpers import free_port, start_service, wait_until
+from tests.helpers import run_cli as _cli
 from watcher.core.instance import lock_path
 
 pytestmark = pytest.mark.xdist_group("service")
@@ -26,20 +23,6 @@ def _config(write_config, closed: str) -> Path:
             "schedule": {"poll_minutes": 60, "spec_poll_minutes": 60},
             "http_client": {"timeout_seconds": 1, "retries": 0, "backoff_seconds": 0},
         }
-    )
-
-
-def _cli(config: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SLACK_")}
-    env[START_VARIABLE] = SERVICE_CLOCK_START
-    env["PYTHONPATH"] = str(ROOT)
-    return subprocess.run(
-        [sys.executable, "-m", "watcher.cli", "--config", str(config), *args],
-        cwd=config.parent,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
     )
 
 

@@ -34,15 +34,26 @@ def loaded_config(args: argparse.Namespace) -> LoadedConfig:
 
 @contextmanager
 def config_and_state(args: argparse.Namespace) -> Iterator[tuple[LoadedConfig, Store]]:
-    """The configuration and its state database, closed again when the command is done."""
+    """The configuration in force (the central file with the team repositories' servers of the last good sync
+    recorded in the state) and the state database, closed again when the command is done."""
     from watcher.config import open_state
 
-    loaded = loaded_config(args)
-    store = open_state(loaded)
+    central = loaded_config(args)
+    store = open_state(central)
     try:
-        yield loaded, store
+        yield in_force(central, store), store
     finally:
         store.close()
+
+
+def in_force(central: LoadedConfig, store: Store) -> LoadedConfig:
+    """The central file plus the servers the team repositories declare, as the last good sync recorded them:
+    what a command that names a server or reads the server set works with (the running service's own)."""
+    if not (central.config.repos or central.config.discover.github):
+        return central
+    from watcher.repos.sync import effective_config
+
+    return effective_config(central, store)
 
 
 def iso_date(text: str) -> date:

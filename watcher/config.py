@@ -68,10 +68,16 @@ class WatcherConfig(StrictModel):
             problem = git_protocol_refusal(repo.git, self.suites.git_protocols)
             if problem:
                 raise LocatedError(("repos", i, "git"), problem)
-        if self.discover.github and self.discover.github.team not in team_names:
+        github = self.discover.github
+        if github and github.team is not None and github.team not in team_names:
             raise LocatedError(
-                ("discover", "github", "team"), f"unknown team {self.discover.github.team!r}; configured: {team_names}"
+                ("discover", "github", "team"), f"unknown team {github.team!r}; configured: {team_names}"
             )
+        for slug, owner in (github.owners if github else {}).items():
+            if owner not in team_names:
+                raise LocatedError(
+                    ("discover", "github", "owners", slug), f"unknown team {owner!r}; configured: {team_names}"
+                )
         server_names = _unique([s.name for s in self.servers], "servers", "name")
         for i, team in enumerate(self.teams):
             for j, sdk in enumerate(team.sdks):
@@ -167,6 +173,11 @@ class LoadedConfig:
     base_dir: Path
     """Relative paths in the config (state, servers' paths) are resolved against this folder: the config
     file's own folder (docs/configuration.md § Paths)."""
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        """Itself: a fixed configuration reads like the service's live one (watcher.live.LiveConfig)."""
+        return self
 
     def resolve(self, relative: str | os.PathLike[str]) -> Path:
         p = Path(relative)

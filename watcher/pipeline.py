@@ -13,6 +13,7 @@ from watcher.config import LoadedConfig
 from watcher.core.store import Store
 from watcher.evaluation.notices import evaluation_notice
 from watcher.evaluation.trigger import after_suite_run
+from watcher.live import ConfigSource
 from watcher.suites.executors.fanout import Limits
 from watcher.suites.worker import Followed, Follower, queue_after_poll, queue_for_release
 from watcher.suites.worker import process_queue as drain_queue
@@ -33,7 +34,7 @@ FOLLOWERS: tuple[Follower, ...] = (evaluation_follower,)
 
 
 def process_queue(
-    loaded: LoadedConfig,
+    source: ConfigSource,
     store: Store,
     stop: threading.Event | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
@@ -42,7 +43,7 @@ def process_queue(
 ) -> list[dict[str, Any]]:
     """`suites.worker.process_queue` with the followers above: each outcome carries `evaluation` (its verdict)
     and `evaluation_notice` (the reply's outbox key) when an evaluation ran."""
-    return drain_queue(loaded, store, stop, on_result, fanout_limits=fanout_limits, followers=FOLLOWERS)
+    return drain_queue(source, store, stop, on_result, fanout_limits=fanout_limits, followers=FOLLOWERS)
 
 
 __all__ = ["FOLLOWERS", "evaluation_follower", "process_queue", "queue_after_poll", "queue_for_release"]

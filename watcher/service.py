@@ -24,6 +24,7 @@ from watcher.core.instance import single_instance
 from watcher.core.store import Store
 from watcher.core.timefmt import utcnow
 from watcher.digest.schedule import register_digest_job, send_due_digests
+from watcher.live import LiveConfig
 from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination
 from watcher.notify.settings import slack_credentials
@@ -40,13 +41,24 @@ READINESS_FIRST_MINUTES = 30
 
 @dataclass
 class Service:
-    loaded: LoadedConfig
+    initial: LoadedConfig
+    """The central config file as read at start; the live configuration (`live`) is what every part reads."""
     store: Store
     stop: threading.Event = field(default_factory=threading.Event)
     last_success: dict[str, datetime] = field(default_factory=dict)
     """Job name → when it last finished without an exception (readiness)."""
 
     def __post_init__(self) -> None:
+        loaded = self.initial
+        if self.initial.config.repos or self.initial.config.discover.github:
+            from watcher.repos.sync import effective_config
+
+            loaded = effective_config(self.initial, self.store)  # the last good team servers until the first sync
+        self.live = LiveConfig(loaded, self.initial)
+        """The one configuration every part reads (watcher.live): replaced whole when a file changes."""
+        from watcher.reload import ConfigKeeper
+
+        self.keeper = ConfigKeeper(self.live, self.store, lambda: self.prebuilder)
         self.delivery_lock = threading.Lock()
         self.digest_caught_up = False
         self.failed_jobs: dict[str, str] = {}
@@ -62,12 +74,20 @@ class Service:
         self.in_window: bool | None = None
         self.first_cycle: set[str] | None = None
         """Jobs still to finish once before the first cycle is done (its progress shown meanwhile); None: done."""
-        self.central = self.loaded
-        """The config file as written; `loaded` adds the team repositories' servers (watcher.repos)."""
-        if self.central.config.repos or self.central.config.discover.github:
-            from watcher.repos.sync import effective_config
 
-            self.loaded = effective_config(self.central, self.store)
+    @property
+    def loaded(self) -> LoadedConfig:
+        """The configuration in force now (central file and team servers): read it per job, never keep it."""
+        return self.live.loaded
+
+    @property
+    def central(self) -> LoadedConfig:
+        """The central config file as last read (without the team repositories' servers)."""
+        return self.live.central
+
+    @property
+    def has_repos(self) -> bool:
+        return bool(self.central.config.repos or self.central.config.discover.github)
 
     # --- jobs ----------------------------------------------------------------------------------------
 
@@ -201,17 +221,28 @@ class Service:
 
     def run_suites(self) -> None:
         # Each threaded result goes out as its run finishes, not when the whole queue is done.
-        process_queue(self.loaded, self.store, self.stop, on_result=lambda _outcome: self.after_run())
+        process_queue(self.live, self.store, self.stop, on_result=lambda _outcome: self.after_run())
 
     def after_run(self) -> None:
-        if (
-            self.central.config.repos or self.central.config.discover.github
-        ):  # a team repository's first runs done: its onboarding message
+        """A run finished: the onboarding messages whose first runs are all done, then delivery."""
+        from watcher.serverset.welcome import send_due_welcomes
+
+        if self.has_repos:  # a team repository's first runs done: its onboarding message
             from watcher.repos.onboarding import send_due_onboarding
             from watcher.repos.sync import repo_states
 
             send_due_onboarding(self.loaded, self.store, repo_states(self.central.config, self.store))
+        send_due_welcomes(self.loaded, self.store)
         self.deliver()
+
+    def reload_config(self) -> None:
+        """The central file read again when it changed; then the whole configuration put in force anew."""
+        if self.keeper.read_central() and self.keeper.refresh():
+            self.start_queued_work()
+        if self.keeper.central_error:
+            self.partial["reload_config"] = f"the changed central config is not in force: {self.keeper.central_error}"
+        else:
+            self.partial.pop("reload_config", None)
 
     def sync_repos(self) -> None:
         """Read the team repositories' files again; their servers (or last good ones) join the config."""
@@ -219,8 +250,9 @@ class Service:
         from watcher.repos.sync import sync_repos
 
         result = sync_repos(self.central, self.store)
-        self.loaded = LoadedConfig(config=result.config, path=self.central.path, base_dir=self.central.base_dir)
-        if start_onboarding(self.store, result.new):
+        covered = {server["name"] for state in result.new for server in state.servers}
+        changes = self.keeper.refresh(result.repos, onboarding=covered)
+        if start_onboarding(self.store, result.new) or changes:
             self.start_queued_work()
         send_due_onboarding(self.loaded, self.store, result.repos)
         errors = [state.git for state in result.repos if state.error]
@@ -253,7 +285,7 @@ class Service:
         schedule = self.loaded.config.schedule
         now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.core.clock)
         repos: list[tuple[str, Callable[[], None], dict[str, Any]]] = []
-        if self.central.config.repos or self.central.config.discover.github:
+        if self.has_repos:
             repos.append(
                 (
                     "sync_repos",
@@ -274,6 +306,7 @@ class Service:
                 },
             ),
             ("deliver", self.deliver, {"trigger": "interval", "seconds": schedule.deliver_seconds}),
+            ("reload_config", self.reload_config, {"trigger": "interval", "seconds": schedule.config_seconds}),
             (
                 "run_suites",
                 self.run_suites,
@@ -429,6 +462,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
         access = resolve_access(endpoint)  # pages on a network without a token: refused before anything starts
     store = open_state(loaded)
     service = Service(loaded, store)
+    service.keeper.refresh()  # what changed in the server set while the service was down (the first start: recorded)
 
     reaper.configure(loaded.resolve(loaded.config.suites.runs_dir) / ".process-groups")
     reaper.reap()  # children of a watcher that was killed -9
@@ -447,13 +481,13 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
         return stopped if stopped is not None else once_exit_code(service)
     from watcher.suites.build import prebuild
 
-    prebuilder = prebuild.Prebuilder(loaded, service.stop)
+    prebuilder = prebuild.Prebuilder(service.live, service.stop)
     prebuild.activate(prebuilder)
     service.prebuilder = prebuilder
     prebuilder.warm_tools()
     for run in store.runs(status="queued"):  # re-queued or left from the last start
         prebuilder.submit(run["server"], run["sdk_version"])
-    service.first_cycle = {name for name, _, _ in service.jobs() if name != "deliver"}
+    service.first_cycle = {name for name, _, _ in service.jobs() if name not in ("deliver", "reload_config")}
     progress.start("run (first cycle)", quiet=loaded.config.log.json_format)
     scheduler = service.scheduler()
     slack = None
@@ -464,7 +498,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
             service.start_queued_work()
             service.deliver()
 
-        slack = slack_app(loaded, store, credentials, on_slack_change)
+        slack = slack_app(service.live, store, credentials, on_slack_change)
     http = None
     if endpoint.enabled or port is not None:
         from watcher.web.app import page_url, web_parts
@@ -472,7 +506,7 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
 
         slowest = max(loaded.config.schedule.poll_minutes, service.budget.outside_minutes)
         readiness = Readiness(store, slowest, utcnow(), lambda: scheduler.running, destination, boundary)
-        pages = WebContext(service.loaded, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
+        pages = WebContext(service.live, store, secrets=known_secrets(loaded, extra=(access.token or "",)))
         routes, middleware = web_parts(pages, access)
         app = build_app(readiness, [*routes, *(slack.routes() if slack else [])], middleware)
         http = HttpServer(app, endpoint.host, port if port is not None else endpoint.port)
@@ -501,9 +535,9 @@ def _run_service(loaded: LoadedConfig, port: int | None, once: bool) -> int:
         log.info("Slack interactivity: %s", ", ".join(slack.modes))
     log.info(
         "mcp-watcher running: %d SDK source(s), %d team(s), %d server(s)",
-        len(loaded.config.sdks),
-        len(loaded.config.teams),
-        len(loaded.config.servers),
+        len(service.loaded.config.sdks),
+        len(service.loaded.config.teams),
+        len(service.loaded.config.servers),
     )
     service.stop.wait()
     if slack is not None:

@@ -17,11 +17,12 @@ Endpoints (GET):
                                                 paged by ``per_page`` (default 30) and ``page`` (from 1)
   /repos/<o>/<r>/tags                           the list given to set_tags (paged the same way)
   /repos/<o>/<r>/commits?path=P                 commits that touched P, newest first
-  /repos/<o>/<r>/contents/<dir>                 a directory listing (files that have commits)
+  /repos/<o>/<r>/contents/<dir>                 a directory listing (files that have commits, and folders)
   /repos/<o>/<r>/contents/<file>[?ref=SHA]      the file at that commit (latest without ref): JSON with
                                                 base64 content, or the raw text with
                                                 ``Accept: application/vnd.github.raw``
   /orgs/<org>/repos                             the list given to set_org_repos (paged like releases)
+  /repos/<o>/<r>/teams                          the teams given to set_repo_teams (``[{"slug": …}]``)
   /repos/<o>/<r>/actions/…                      GitHub Actions (POST dispatches too): see github_actions.py,
                                                 driven through ``gh.actions``
 Every 200 carries a strong ETag (and Last-Modified); ``If-None-Match`` with it answers 304.
@@ -88,6 +89,7 @@ class FakeGitHub(LoopbackServer):
         self._commits: dict[str, list[_Commit]] = {}
         self._failures: dict[str, _Failure] = {}
         self._org_repos: dict[str, list[dict[str, Any]]] = {}
+        self._repo_teams: dict[str, list[dict[str, Any]]] = {}
         self.actions = FakeActions("")
 
     def start(self) -> Self:
@@ -145,6 +147,11 @@ class FakeGitHub(LoopbackServer):
         ]
         with self._lock:
             self._org_repos[org] = rows
+
+    def set_repo_teams(self, repo: str, slugs: list[str]) -> None:
+        """The teams with access to ``repo`` (GitHub answers their slug, name and permission)."""
+        with self._lock:
+            self._repo_teams[repo] = [{"slug": slug, "name": slug.title(), "permission": "push"} for slug in slugs]
 
     def set_tags(self, repo: str, tags: list[str | dict[str, Any]]) -> None:
         rows = [t if isinstance(t, dict) else {"name": t, "commit": {"sha": _sha(t.encode())}} for t in tags]
@@ -244,6 +251,8 @@ class FakeGitHub(LoopbackServer):
                 return _json(self._page(self._tags[repo], query))
             if rest == ["commits"]:
                 return self._commit_list(repo, query.get("path", ""))
+            if rest == ["teams"] and repo in self._repo_teams:
+                return _json(self._page(self._repo_teams[repo], query))
             if rest[0] == "contents":
                 return self._contents(repo, "/".join(rest[1:]), query.get("ref"), headers.get("accept", ""))
         return _not_found()
@@ -287,12 +296,15 @@ class FakeGitHub(LoopbackServer):
                     "content": base64.b64encode(commit.content).decode(),
                 }
             )
-        prefix = path.rstrip("/") + "/" if path else ""
-        names = sorted({c.path for c in commits if c.path.startswith(prefix) and "/" not in c.path[len(prefix) :]})
-        if not names:
+        prefix = path.rstrip("/") + "/" if path.strip("/") else ""
+        below = [c.path[len(prefix) :] for c in commits if c.path.startswith(prefix)]
+        names = sorted({rest for rest in below if "/" not in rest})
+        folders = sorted({rest.split("/", 1)[0] for rest in below if "/" in rest})
+        if not names and not folders:
             return _not_found()
         return _json(
-            [{"type": "file", "name": n.rsplit("/", 1)[-1], "path": n, "sha": _sha(n.encode())} for n in names]
+            [{"type": "dir", "name": d, "path": prefix + d, "sha": _sha((prefix + d).encode())} for d in folders]
+            + [{"type": "file", "name": n, "path": prefix + n, "sha": _sha((prefix + n).encode())} for n in names]
         )
 
     @staticmethod

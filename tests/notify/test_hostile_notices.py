@@ -310,6 +310,34 @@ def _repo_onboarding(w: World) -> None:
     w.store.enqueue(Notice(keys.repo_onboarding(state.git, TEAM), TEAM, CHANNEL, "repo-onboarding", text, blocks))
 
 
+def _repo_proposal(w: World) -> None:
+    from watcher.repos.proposal import Proposal, proposal_text
+
+    found = {"language": HOSTILE, "package": HOSTILE, "version": HOSTILE, "manifest": HOSTILE, "specifier": HOSTILE}
+    proposal = Proposal(HOSTILE, HOSTILE, found, [HOSTILE], "stdio", [[HOSTILE]], HOSTILE)
+    text, blocks = proposal_text(_repo_state(), proposal)
+    w.store.enqueue(Notice(keys.repo_proposal(HOSTILE, TEAM), TEAM, CHANNEL, "repo-proposal", text, blocks))
+
+
+def _repo_unowned(w: World) -> None:
+    from watcher.repos.discover import _KV, queue_unowned_notices
+
+    w.store.set_kv(_KV, {"unowned": [{"repository": HOSTILE, "clone_url": HOSTILE, "why": HOSTILE}]})
+    assert queue_unowned_notices(w.loaded.config, w.store)
+
+
+def _server_onboarding(w: World) -> None:
+    from watcher.serverset.welcome import Welcome, welcome_text
+
+    found = {"manifest": HOSTILE, "language": HOSTILE, "specifier": HOSTILE, "resolved": HOSTILE}
+    welcome = Welcome(HOSTILE, TEAM, HOSTILE, HOSTILE, HOSTILE, HOSTILE, found, [HOSTILE])
+    server = _repo_state().servers[0]
+    text, blocks = welcome_text(welcome, server, {"verdict": HOSTILE, "report": {"reasons": [{"reason": HOSTILE}]}})
+    w.store.enqueue(
+        Notice(keys.server_onboarding(HOSTILE, HOSTILE, TEAM), TEAM, CHANNEL, "server-onboarding", text, blocks)
+    )
+
+
 def _readiness(w: World) -> None:
     from watcher.readiness.notices import team_readiness_notice
 
@@ -387,6 +415,9 @@ CASES: dict[str, Callable[[World], None]] = {
     "source-health": _source_health,
     "repo-config-error": _repo_config_error,
     "repo-onboarding": _repo_onboarding,
+    "repo-proposal": _repo_proposal,
+    "repo-unowned": _repo_unowned,
+    "server-onboarding": _server_onboarding,
     "readiness": _readiness,
     "readiness-candidate": _readiness_candidate,
     "backtest": _backtest,

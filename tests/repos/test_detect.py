@@ -47,8 +47,9 @@ CASES = [
         "pypi",
         "mcp",
         "1.26.0",
+        "<2,>=1.26.0",
     ),
-    ("requirements-dev.txt", "-r base.txt\n# pinned\nmcp==2.0.0b1  # beta\n", "python", "pypi", "mcp", "2.0.0b1"),
+    ("requirements-dev.txt", "-r base.txt\n# pinned\nmcp==2.0.0b1  # beta\n", "python", "pypi", "mcp", "2.0.0b1", None),
     (
         "package.json",
         '{"dependencies": {"zod": "^3", "@modelcontextprotocol/server": "^2.0.0-beta.1"}}',
@@ -56,9 +57,10 @@ CASES = [
         "npm",
         "@modelcontextprotocol/server",
         "2.0.0-beta.1",
+        "^2.0.0-beta.1",
     ),
-    ("go.mod", GO_MOD, "go", "goproxy", "github.com/modelcontextprotocol/go-sdk", "v1.6.0-pre.1"),
-    ("Books.csproj", CSPROJ, "csharp", "nuget", "ModelContextProtocol.AspNetCore", "0.9.0-preview.1"),
+    ("go.mod", GO_MOD, "go", "goproxy", "github.com/modelcontextprotocol/go-sdk", "v1.6.0-pre.1", None),
+    ("Books.csproj", CSPROJ, "csharp", "nuget", "ModelContextProtocol.AspNetCore", "0.9.0-preview.1", None),
     (
         "Cargo.toml",
         '[dependencies]\nrmcp = { version = "3.0.0-beta.1", features = ["server"] }\n',
@@ -66,8 +68,9 @@ CASES = [
         "crates",
         "rmcp",
         "3.0.0-beta.1",
+        "^3.0.0-beta.1",  # Cargo: a bare version is a caret range
     ),
-    ("pom.xml", POM, "java", "maven", "io.modelcontextprotocol.sdk:mcp", "2.0.0-M3"),
+    ("pom.xml", POM, "java", "maven", "io.modelcontextprotocol.sdk:mcp", "2.0.0-M3", None),
     (
         "build.gradle.kts",
         'dependencies {\n    implementation("io.modelcontextprotocol:kotlin-sdk:0.7.2")\n}\n',
@@ -75,19 +78,37 @@ CASES = [
         "maven",
         "io.modelcontextprotocol:kotlin-sdk",
         "0.7.2",
+        None,
     ),
-    ("Gemfile", 'source "https://rubygems.org"\ngem "rack"\ngem "mcp", "~> 0.3"\n', "ruby", "rubygems", "mcp", "0.3"),
-    ("composer.json", '{"require": {"php": ">=8.1", "mcp/sdk": "^0.1.0"}}', "php", "packagist", "mcp/sdk", "0.1.0"),
+    (
+        "Gemfile",
+        'source "https://rubygems.org"\ngem "rack"\ngem "mcp", "~> 0.3"\n',
+        "ruby",
+        "rubygems",
+        "mcp",
+        "0.3",
+        "~> 0.3",
+    ),
+    (
+        "composer.json",
+        '{"require": {"php": ">=8.1", "mcp/sdk": "^0.1.0"}}',
+        "php",
+        "packagist",
+        "mcp/sdk",
+        "0.1.0",
+        "^0.1.0",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("manifest", "text", "language", "registry", "package", "version"), CASES)
+@pytest.mark.parametrize(("manifest", "text", "language", "registry", "package", "version", "specifier"), CASES)
 def test_each_manifest_names_its_sdk_and_version(
-    manifest: str, text: str, language: str, registry: str, package: str, version: str
+    manifest: str, text: str, language: str, registry: str, package: str, version: str, specifier: str | None
 ):
     files = {f"srv/{manifest}": text, "srv/README.md": "hello", "other/package.json": "{}"}
     found = detect(list(files), files.get, "srv")
-    assert found == Detection(language, registry, package, version, f"srv/{manifest}")
+    # The version in use (a range's floor), and the range itself when the manifest names one.
+    assert found == Detection(language, registry, package, version, f"srv/{manifest}", specifier)
 
 
 def test_no_mcp_dependency_is_no_detection_and_a_broken_manifest_is_named():

@@ -150,10 +150,12 @@ def test_a_server_defined_centrally_and_in_a_team_file_names_both(tmp_path: Path
     }
     loaded = central_config(tmp_path, [{"git": str(repo), "team": "books"}], servers=[central])
     result = sync_repos(loaded, store_of(tmp_path))
-    error = result.repos[0].error or ""
-    assert ".mcp-watcher.yaml:2: servers: server 'books' is also defined in" in error
-    assert f"{tmp_path / 'watcher.yaml'}: servers[0]" in error
+    assert result.repos[0].error is None  # the file is fine: only its one server is refused
+    refusal = result.repos[0].refused["books"]
+    assert ".mcp-watcher.yaml:2: servers: server 'books' is also defined in" in refusal
+    assert f"{tmp_path / 'watcher.yaml'}: servers[0]" in refusal
     assert [s.name for s in result.config.servers] == ["books"]  # the central one, unchanged
+    assert result.config.server("books").path == str(tmp_path)
 
 
 def test_an_unreachable_repository_is_its_error_only(tmp_path: Path):

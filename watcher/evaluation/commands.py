@@ -8,8 +8,9 @@ import signal
 import sys
 import threading
 
+from watcher.cli_support import in_force
 from watcher.core import interrupts, progress
-from watcher.core.errors import ConfigError
+from watcher.core.errors import ConfigError, StateError
 
 EXIT_CODES = {"no_regression": 0, "regression": 1, "error": 2}
 PUBLIC_KEYS = (
@@ -57,15 +58,28 @@ def eval_command(args: argparse.Namespace) -> int:
     if args.trials is not None and args.trials < 1:
         print("mcp-watcher eval: --trials must be at least 1", file=sys.stderr)
         return 2
-    from watcher.config import load_config
+    from watcher.config import load_config, open_state
     from watcher.core.text import shown
     from watcher.evaluation.notices import render
     from watcher.evaluation.run import run_evaluation
     from watcher.notify.blocks import for_console
+    from watcher.suites.preflight import known_spelling
 
     try:
         loaded = load_config(getattr(args, "config", None))
-        loaded.config.server(args.server)
+        try:
+            store = open_state(loaded)
+        except StateError:  # no state yet: the central file's servers, the versions as typed
+            loaded.config.server(args.server)
+        else:
+            try:  # a team repository's server, as the last good sync recorded it; versions in the polls' spelling
+                loaded = in_force(loaded, store)
+                server = loaded.config.server(args.server)
+                args.sdk_version = known_spelling(loaded, store, server, args.sdk_version)
+                if args.baseline_version:
+                    args.baseline_version = known_spelling(loaded, store, server, args.baseline_version)
+            finally:
+                store.close()
     except ConfigError as exc:
         print(f"mcp-watcher eval: {exc}", file=sys.stderr)
         return 2

@@ -32,6 +32,9 @@ NOTICE_KINDS: dict[str, str] = {
     "source-health": "operators: an SDK registry down for a while, and back (`source_down`, `source_recovered`)",
     "repo-config-error": "a team repository's file cannot be used (`repo_config_error`)",
     "repo-onboarding": "the one onboarding message of a team repository (`repo_onboarding`)",
+    "repo-proposal": "a team repository without a team file: what was found and the file proposed (`repo_proposal`)",
+    "repo-unowned": "operators: discovery found a repository no ownership rule maps (`repo_unowned`)",
+    "server-onboarding": "the onboarding message of a server that appeared later (`server_onboarding`)",
     "readiness": "a team's readiness for the next spec revision (`readiness:<revision>:<team>`)",
     "readiness-candidate": "operators: a candidate suite judges a server apart (`readiness:candidate:…`)",
     "backtest": "a backtest's answer posted with `backtest --post` (`backtest:<id>:<generated>:<team>`)",
@@ -163,12 +166,33 @@ def repo_onboarding(git: str, team: str) -> str:
     return for_team(f"repo-onboarding:{short_hash(git)}", team)
 
 
+def repo_proposal(git: str, team: str) -> str:
+    """The one onboarding message of a repository without a team file: what was found, the file proposed."""
+    return for_team(f"repo-proposal:{short_hash(git)}", team)
+
+
+def repo_unowned(git: str, channel: str) -> str:
+    """The operators told once that discovery found a repository no ownership rule maps."""
+    return for_channel(f"repo-unowned:{short_hash(git)}", channel)
+
+
 ONBOARDING_PREFIX = "onboarding:"
 
 
 def onboarding_trigger(git: str) -> str:
     """The trigger of a team repository's first runs: their verdicts go in its onboarding message."""
     return f"{ONBOARDING_PREFIX}{short_hash(git)}"
+
+
+def server_onboarding_trigger(server: str) -> str:
+    """The trigger of the first run of a server that appeared later (in a repository already watched, or in the
+    central file): its verdict goes in that server's own onboarding message."""
+    return f"{ONBOARDING_PREFIX}server:{server}"
+
+
+def server_onboarding(server: str, since: str, team: str) -> str:
+    """The onboarding message of a server that appeared (once per appearance)."""
+    return for_team(f"server-onboarding:{server}:{since}", team)
 
 
 def is_onboarding_trigger(trigger: str | None) -> bool:

@@ -76,7 +76,7 @@ def notice_channels(config: WatcherConfig) -> list[Channel]:
     for repo in config.repos:
         team = config.team(repo.team)
         why.setdefault(team.slack_channel, []).append(f"team file of {repo.git}")
-    if config.discover.github is not None:
+    if config.discover.github is not None and config.discover.github.team:
         team = config.team(config.discover.github.team)
         why.setdefault(team.slack_channel, []).append(f"team files found in {config.discover.github.org}")
     if config.slack.operators_channel:

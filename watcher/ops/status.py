@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from watcher.config import LoadedConfig
+from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import clock
 from watcher.core.store import Store
 from watcher.core.text import shown
@@ -76,6 +76,7 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
         "runs": runs,
         "repos": repos_json(config, store),
         "discovery": discovery_json(config, store),
+        "server_set": server_set_json(config, store),
         "outbox": {
             "pending": figures.outbox.pending,
             "failed": figures.outbox.failed,
@@ -84,6 +85,43 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
             "failed_keys": [{"key": r["key"], "error": r["last_error"]} for r in failed],
         },
     }
+
+
+def server_set_json(config: WatcherConfig, store: Store) -> dict[str, Any]:
+    """The server set's latest changes, its retired servers, repositories without a team file or an owner."""
+    from watcher.repos.show import proposals_json
+    from watcher.serverset.changes import recent_changes
+    from watcher.serverset.record import origin_name, retired_servers
+
+    with_repos = bool(config.repos or config.discover.github)
+    unowned: list[dict[str, str]] = []
+    if config.discover.github:
+        from watcher.repos.discover import unowned as unowned_repos
+
+        unowned = [{"repository": u.repository, "why": u.why} for u in unowned_repos(store)]
+    return {
+        "changes": recent_changes(store, 10),
+        "retired": [
+            {"server": e.name, "team": e.team, "origin": origin_name(e.origin), "retired": e.retired}
+            for e in retired_servers(store)
+        ],
+        "proposals": proposals_json(config, store) if with_repos else [],
+        "unowned": unowned,
+    }
+
+
+def server_set_lines(section: dict[str, Any]) -> list[str]:
+    if not any(section.values()):
+        return []
+    lines = ["", "SERVER SET"]
+    lines += [f"  {c['at']} {c['line']}" for c in section["changes"]]
+    lines += [
+        f"  retired: {r['server']} ({r['team']}, from {r['origin']}) since {r['retired']}" for r in section["retired"]
+    ]
+    for proposal in section["proposals"]:
+        lines.append(f"  no team file: {proposal['repository']} ({proposal['team']}): {proposal['found']}")
+    lines += [f"  unowned: {u['repository']}: {u['why']}" for u in section["unowned"]]
+    return lines
 
 
 def protection_status(loaded: LoadedConfig) -> dict[str, Any]:
@@ -155,6 +193,7 @@ def render_status(status: dict[str, Any]) -> str:
     from watcher.repos.show import repos_lines
 
     lines += repos_lines(status.get("repos") or [], status.get("discovery"))
+    lines += server_set_lines(status.get("server_set") or {})
     box = status["outbox"]
     age = f", oldest {box['oldest_pending_seconds']} s old" if box["oldest_pending_seconds"] is not None else ""
     lines += ["", "OUTBOX", f"  pending: {box['pending']}{age}; failed: {box['failed']}"]

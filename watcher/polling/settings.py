@@ -21,3 +21,5 @@ class Schedule(StrictModel):
     """A source failing this long without a break is one operator notice (and one when it recovers)."""
     repos_minutes: float = Field(default=30, gt=0)
     """How often the team repositories' `.mcp-watcher.yaml` files are read again (`repos`)."""
+    config_seconds: float = Field(default=30, gt=0)
+    """How often the service looks whether its central config file changed (a changed one is read again)."""

@@ -31,6 +31,9 @@ class Detection:
     """The version in use: the pinned one, else the range's lower bound; None when the manifest names none."""
     manifest: str
     """The file it was read from (repository-relative)."""
+    specifier: str | None = None
+    """The range as the manifest writes it (`>=2`, `^1.20`) when it names a range, not one version; the baseline
+    is then resolved to a published version (watcher.repos.baseline)."""
 
     @property
     def server_language(self) -> Literal["python", "typescript", "other"]:
@@ -44,6 +47,7 @@ class Detection:
             "package": self.package,
             "version": self.version,
             "manifest": self.manifest,
+            "specifier": self.specifier,
         }
 
 
@@ -76,12 +80,13 @@ def detect(files: list[str], read: Read, folder: str = "") -> Detection | None:
             except ValueError as exc:
                 raise ManifestError(f"{prefix}{name}: cannot be parsed: {exc}") from exc
             if found:
-                language, registry, package, version = found
-                return Detection(language, registry, package, version, prefix + name)
+                language, registry, package, version, specifier = found
+                return Detection(language, registry, package, version, prefix + name, specifier)
     return None
 
 
-Found = tuple[str, str, str, str | None] | None
+Found = tuple[str, str, str, str | None, str | None] | None
+"""(language, registry, package, version in use or the range's floor, the range when it is one)."""
 
 
 def _pep508(requirements: Iterator[str]) -> Found:
@@ -91,7 +96,9 @@ def _pep508(requirements: Iterator[str]) -> Found:
         except InvalidRequirement:
             continue  # options (-r, -e, --index-url) and URLs are not requirements of a name
         if canonicalize_name(req.name) == "mcp":
-            return "python", "pypi", "mcp", _floor(req.specifier)
+            pins = [s for s in req.specifier if s.operator in ("==", "===") and "*" not in s.version]
+            ranged = str(req.specifier) if req.specifier and not (pins and len(req.specifier) == 1) else None
+            return "python", "pypi", "mcp", _floor(req.specifier), ranged
     return None
 
 
@@ -118,7 +125,7 @@ def _pyproject(text: str, name: str) -> Found:
     if "mcp" in poetry:
         value = poetry["mcp"]
         version = value.get("version") if isinstance(value, dict) else value
-        return "python", "pypi", "mcp", _npm_floor(str(version)) if version else None
+        return "python", "pypi", "mcp", *_ranged(str(version) if version else None, caret_default=True)
     return None
 
 
@@ -136,6 +143,20 @@ def _npm_floor(spec: str) -> str | None:
     return version if version and version[0].isdigit() and "*" not in version and "x" not in version else None
 
 
+def _ranged(spec: str | None, caret_default: bool = False) -> tuple[str | None, str | None]:
+    """(the floor, the range) of an npm / Cargo / Composer / Poetry requirement; the range is None for one exact
+    version. ``caret_default``: a bare version is a caret range there (Cargo, Poetry)."""
+    if not spec:
+        return None, None
+    spec = spec.strip()
+    exact = spec.lstrip("=v").strip()
+    if exact and exact[0].isdigit() and not any(c in exact for c in "^~<>*xX |,") and not caret_default:
+        return _npm_floor(spec), None
+    if caret_default and spec[:1].isdigit() and not any(c in spec for c in "<>*|, "):
+        return _npm_floor(spec), f"^{spec}"
+    return _npm_floor(spec), spec
+
+
 def _package_json(text: str, name: str) -> Found:
     data = untrusted.json_document(text, name, limits=untrusted.MANIFEST, expect=dict)
     deps: dict[str, Any] = {}
@@ -143,7 +164,7 @@ def _package_json(text: str, name: str) -> Found:
         deps.update(data.get(section) or {})
     for package in _NPM:
         if package in deps:
-            return "typescript", "npm", package, _npm_floor(str(deps[package]))
+            return "typescript", "npm", package, *_ranged(str(deps[package]))
     return None
 
 
@@ -164,7 +185,7 @@ def _go_mod(text: str, name: str) -> Found:
             continue
         parts = line.split()
         if len(parts) >= 2 and parts[0] == _GO:
-            return "go", "goproxy", _GO, parts[1]
+            return "go", "goproxy", _GO, parts[1], None
     return None
 
 
@@ -178,7 +199,7 @@ def _csproj(text: str, name: str) -> Found:
             version = element.get("Version") or next(
                 (c.text for c in element if c.tag.rsplit("}", 1)[-1] == "Version"), None
             )
-            return "csharp", "nuget", package, _npm_floor(version.strip("[]() ")) if version else None
+            return "csharp", "nuget", package, _npm_floor(version.strip("[]() ")) if version else None, None
     return None
 
 
@@ -188,7 +209,7 @@ def _cargo(text: str, name: str) -> Found:
         value = (data.get(section) or {}).get("rmcp")
         if value is not None:
             version = value.get("version") if isinstance(value, dict) else value
-            return "rust", "crates", "rmcp", _npm_floor(str(version)) if version else None
+            return "rust", "crates", "rmcp", *_ranged(str(version) if version else None, caret_default=True)
     return None
 
 
@@ -208,7 +229,7 @@ def _pom(text: str, name: str) -> Found:
             version = fields.get("version")
             if version and version.startswith("${") and version.endswith("}"):
                 version = props.get(version[2:-1])
-            return language, "maven", f"{fields['groupId']}:{fields['artifactId']}", version or None
+            return language, "maven", f"{fields['groupId']}:{fields['artifactId']}", version or None, None
     return None
 
 
@@ -221,7 +242,8 @@ def _gradle(text: str, name: str) -> Found:
     for literal in _QUOTED.findall(text):
         parts = literal.split(":")
         if len(parts) >= 2 and ":".join(parts[:2]) in _MAVEN:
-            return _MAVEN[":".join(parts[:2])], "maven", ":".join(parts[:2]), parts[2] if len(parts) > 2 else None
+            artifact = ":".join(parts[:2])
+            return _MAVEN[artifact], "maven", artifact, parts[2] if len(parts) > 2 else None, None
     return None
 
 
@@ -234,7 +256,8 @@ def _gemfile(text: str, name: str) -> Found:
         if len(words) >= 2 and words[0] == "gem" and words[1] == "mcp":
             bounds = (w.lstrip("~>= ") for w in words[2:])
             version = next((b for b in bounds if b[:1].isdigit()), None)
-            return "ruby", "rubygems", "mcp", version
+            ranged = " ".join(words[2:]) if any(w[:1] in "~><" for w in words[2:]) else None
+            return "ruby", "rubygems", "mcp", version, ranged
     return None
 
 
@@ -243,7 +266,7 @@ def _composer(text: str, name: str) -> Found:
     for section in ("require", "require-dev"):
         value = (data.get(section) or {}).get("mcp/sdk")
         if value is not None:
-            return "php", "packagist", "mcp/sdk", _npm_floor(str(value))
+            return "php", "packagist", "mcp/sdk", *_ranged(str(value))
     return None
 
 
@@ -259,3 +282,5 @@ _MANIFESTS: list[tuple[str, Callable[[str, str], Found]]] = [
     ("Gemfile", _gemfile),
     ("composer.json", _composer),
 ]
+MANIFEST_PATTERNS = tuple(pattern for pattern, _ in _MANIFESTS)
+"""The manifest file names detection reads, in its order."""

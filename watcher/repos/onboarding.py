@@ -61,30 +61,18 @@ def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tu
     """The message's text and blocks: everything in it but our own words comes from the team's file, its
     repository or its runs, so it is all composed escaped."""
     repo = display_url(state.git)
+    first = {run.rsplit("@", 1)[0] for run in state.onboarding_runs} or {s["name"] for s in state.servers}
     head = f"mcp-watcher now watches {repo} ({state.ref} @ {(state.commit or '?')[:12]}), from its {FILE_NAME}"
-    lines = []
-    for server in state.servers:
-        found = state.detections.get(server["name"])
-        how = f"detected in {found['manifest']}" if found else "as written in the file"
-        overridden = state.overridden.get(server["name"]) or []
-        if found and overridden:
-            how += f"; set in the file: {', '.join(overridden)}"
-        run = verdicts.get(server["name"]) or {}
-        reasons = [r.get("reason", "") for r in (run.get("report") or {}).get("reasons", [])]
-        verdict = str(run.get("verdict") or "not run")
-        contract = (run.get("report") or {}).get("contract") or {}
-        baseline = (
-            f"contract baseline taken on {server['baseline_sdk_version']}"
-            if contract.get("baseline_snapshot")
-            else "no contract baseline yet (the first run stopped before it)"
+    lines = [
+        server_line(
+            server,
+            state.detections.get(server["name"]),
+            state.overridden.get(server["name"]) or [],
+            verdicts.get(server["name"]) or {},
         )
-        lines.append(
-            f"• {server['name']}: {server['language']}"
-            + (f" ({found['language']})" if found and found["language"] != server["language"] else "")
-            + f", SDK {server.get('sdk_package') or server['sdk']} {server['baseline_sdk_version']} ({how}); "
-            f"requirement sets {', '.join(server['requirements']) or 'none'}; "
-            f"{baseline}; first run: {verdict}" + (f" — {reasons[0]}" if reasons and verdict != "pass" else "")
-        )
+        for server in state.servers
+        if server["name"] in first  # a server added to the file since has its own message (serverset.welcome)
+    ]
     change = (
         f"To change it, edit {FILE_NAME} in the repository (every key: {DOC}); "
         "each new beta of the SDK reruns these servers and replies in its thread here."
@@ -92,3 +80,29 @@ def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tu
     text = Mrkdwn("\n").join([head, *lines, change])
     blocks = [section(Mrkdwn("*{}*").format(head)), section(escape("\n".join(lines))), section(escape(change))]
     return text, blocks
+
+
+def server_line(
+    server: dict[str, Any], found: dict[str, Any] | None, overridden: list[str], run: dict[str, Any]
+) -> str:
+    """One server of an onboarding message: what it is, where that was read, its baseline and first verdict."""
+    how = f"detected in {found['manifest']}" if found else "as written in the file"
+    if found and overridden:
+        how += f"; set in the file: {', '.join(overridden)}"
+    if found and found.get("specifier") and found.get("resolved"):
+        how += f"; {found['specifier']} resolved to {server['baseline_sdk_version']} ({found['resolved']})"
+    reasons = [r.get("reason", "") for r in (run.get("report") or {}).get("reasons", [])]
+    verdict = str(run.get("verdict") or "not run")
+    contract = (run.get("report") or {}).get("contract") or {}
+    baseline = (
+        f"contract baseline taken on {server['baseline_sdk_version']}"
+        if contract.get("baseline_snapshot")
+        else "no contract baseline yet (the first run stopped before it)"
+    )
+    return (
+        f"• {server['name']}: {server['language']}"
+        + (f" ({found['language']})" if found and found["language"] != server["language"] else "")
+        + f", SDK {server.get('sdk_package') or server['sdk']} {server['baseline_sdk_version']} ({how}); "
+        f"requirement sets {', '.join(server['requirements']) or 'none'}; "
+        f"{baseline}; first run: {verdict}" + (f" — {reasons[0]}" if reasons and verdict != "pass" else "")
+    )

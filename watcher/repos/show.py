@@ -6,6 +6,7 @@ from typing import Any
 
 from watcher.config import WatcherConfig
 from watcher.core.store import Store
+from watcher.repos.proposal import Proposal
 from watcher.repos.sync import repo_states
 from watcher.suites.source.checkout import display_url
 
@@ -32,6 +33,8 @@ def repos_json(config: WatcherConfig, store: Store) -> list[dict[str, Any]]:
                 for s in state.servers
             ],
             "error": state.error,
+            "refused": state.refused,
+            "proposed": bool(state.proposal) and not state.has_file,
         }
         for state in repo_states(config, store)
     ]
@@ -56,7 +59,8 @@ def repos_lines(repos: list[dict[str, Any]], discovery: dict[str, Any] | None = 
         where = f"@ {repo['commit'][:12]}" if repo["commit"] else "never read"
         lines.append(f"  {repo['git']} ({repo['team']}, {repo['ref']}) {where}")
         if repo["commit"] and not repo["has_file"] and not repo["error"]:
-            lines.append("      no .mcp-watcher.yaml: no servers")
+            proposed = "; a team file was proposed to its team (SERVER SET)" if repo.get("proposed") else ""
+            lines.append(f"      no .mcp-watcher.yaml: no servers{proposed}")
         for server in repo["servers"]:
             found = server["detected"]
             seen = (
@@ -65,11 +69,16 @@ def repos_lines(repos: list[dict[str, Any]], discovery: dict[str, Any] | None = 
                 if found
                 else "nothing detected"
             )
+            if found and found.get("specifier"):
+                seen += f" as {found['specifier']}; baseline {server['baseline_sdk_version']}"
+                seen += f": {found['resolved']}" if found.get("resolved") else " (set in the file)"
             overridden = f"; set in the file: {', '.join(server['overridden'])}" if server["overridden"] else ""
             lines.append(
                 f"      {server['name']}: {server['language']}, sdk {server['sdk']} "
                 f"({server['sdk_package']} {server['baseline_sdk_version']}); {seen}{overridden}"
             )
+        for name, why in (repo.get("refused") or {}).items():
+            lines.append(f"      REFUSED {name} (the file's other servers are used): {why}")
         if repo["error"]:
             lines.append(f"      ERROR (last good servers stay): {repo['error']}")
     return lines
@@ -79,8 +88,29 @@ def page_banners(config: WatcherConfig, store: Store) -> list[str]:
     """One line per team repository whose file cannot be used, for the status page's banners."""
     lines = []
     for state in repo_states(config, store):
+        for name, why in sorted(state.refused.items()):
+            lines.append(f"Team {state.team}: {why.splitlines()[0]} — {name} from this repository is not watched.")
         if not state.error:
             continue
         kept = f"its servers from {state.commit[:12]} stay in use" if state.commit else "none of its servers is watched"
         lines.append(f"Team {state.team}: {state.error.splitlines()[0]} — {kept} until it is fixed.")
     return lines
+
+
+def proposals_json(config: WatcherConfig, store: Store) -> list[dict[str, Any]]:
+    """The repositories without a team file and what was proposed to each (the page and `status`)."""
+    shown = []
+    for state in repo_states(config, store):
+        if state.has_file or not state.proposal or not state.commit:
+            continue
+        proposal = Proposal(**state.proposal)
+        shown.append(
+            {
+                "repository": display_url(state.git),
+                "team": state.team,
+                "commit": state.commit,
+                "found": proposal.summary(),
+                "file": proposal.text,
+            }
+        )
+    return shown

@@ -1,19 +1,25 @@
 """Read every team repository's `.mcp-watcher.yaml` and merge its servers into the running config.
 
 Per repository the store keeps (key-value `repo:<git>`) the last good commit with its servers and
-detections, and the current error. A broken file, a failed fetch or a server name taken elsewhere is
-that repository's error: one notice to its team's channel per distinct error (through the outbox),
-shown by `status` and the page, while the repository keeps its last good servers and every other
-repository is read as usual. A removed file removes that repository's servers.
+detections, and the current error. A broken file or a failed fetch is that repository's error: one notice
+to its team's channel per distinct error (through the outbox), shown by `status` and the page, while the
+repository keeps its last good servers and every other repository is read as usual. A server name another
+repository owns by record (`watcher.serverset.record`) is refused for that one server: its team is told,
+naming both repositories, and the file's other servers are used. A removed file removes that repository's
+servers. The merged configuration is valid by construction: a server that does not fit the central file
+(any more) is left out, and said so, never a configuration the service cannot start with.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from watcher.config import LoadedConfig, WatcherConfig, secret_env_names
 from watcher.core import untrusted, vault
@@ -24,8 +30,11 @@ from watcher.core.timefmt import iso, utcnow
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, escape, section
 from watcher.repos.gitread import GitReadError, fetch
+from watcher.repos.proposal import propose, queue_proposals
 from watcher.repos.settings import TeamRepo
 from watcher.repos.teamfile import FILE_NAME, parse_team_file
+from watcher.serverset.changes import Placed
+from watcher.serverset.record import CENTRAL, ServerRecord, claim_refusal
 from watcher.suites.settings import GitSource, Server
 from watcher.suites.source.checkout import display_url, fetch_url
 
@@ -48,6 +57,10 @@ class RepoState:
     overridden: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
     error_commit: str | None = None
+    proposal: dict[str, Any] | None = None
+    """Without a team file: the file proposed from what detection found (watcher.repos.proposal)."""
+    refused: dict[str, str] = field(default_factory=dict)
+    """Server name → why this repository may not use it (a name another one owns); the other servers are used."""
     checked: str | None = None
     has_file: bool = False
     seen: bool = False
@@ -95,14 +108,57 @@ def repo_states(config: WatcherConfig, store: Store) -> list[RepoState]:
 
 
 def merged(loaded: LoadedConfig, states: list[RepoState]) -> LoadedConfig:
-    """The central config with every repository's servers in use added (names already checked unique)."""
-    extra = [server for state in states for server in state.server_models()]
+    """The central config with every repository's servers in use added. Valid by construction: a server whose
+    name is taken already (the central file's first, then in repository order) or that does not fit the central
+    file (an SDK or team removed from it since) is left out and logged; merging twice adds nothing."""
+    config = loaded.config
+    names = {server.name for server in config.servers}
+    extra: list[Server] = []
+    for state in states:
+        for server in state.server_models():
+            if server.name not in names:
+                names.add(server.name)
+                extra.append(server)
     if not extra:
         return loaded
-    values = {name: getattr(loaded.config, name) for name in type(loaded.config).model_fields}
-    values["servers"] = [*loaded.config.servers, *extra]
-    config = WatcherConfig.model_validate(values)
-    return LoadedConfig(config=config, path=loaded.path, base_dir=loaded.base_dir)
+    values = {name: getattr(config, name) for name in type(config).model_fields}
+    try:
+        whole = WatcherConfig.model_validate({**values, "servers": [*config.servers, *extra]})
+    except ValidationError:
+        whole = _one_by_one(config, values, extra)
+    return LoadedConfig(config=whole, path=loaded.path, base_dir=loaded.base_dir)
+
+
+def _one_by_one(config: WatcherConfig, values: dict[str, Any], extra: list[Server]) -> WatcherConfig:
+    """The servers that fit, added one at a time (only when the whole set does not validate)."""
+    servers = list(config.servers)
+    whole = config
+    for server in extra:
+        try:
+            whole = WatcherConfig.model_validate({**values, "servers": [*servers, server]})
+        except ValidationError as exc:
+            reason = exc.errors()[0].get("msg", str(exc)) if exc.errors() else str(exc)
+            log.error("team server %s left out: it does not fit the central config: %s", server.name, reason)
+            continue
+        servers.append(server)
+    return whole
+
+
+def placed_servers(loaded: LoadedConfig, states: list[RepoState]) -> list[Placed]:
+    """Every server of a merged config with where it comes from (the central file or a repository)."""
+    from_repo = {
+        server["name"]: (state.git, f"{state.team_file()} line {state.lines.get(server['name'], 1)}")
+        for state in states
+        for server in state.servers
+    }
+    central_path = loaded.path
+    placed = []
+    for i, server in enumerate(loaded.config.servers):
+        origin, where = from_repo.get(server.name, (CENTRAL, f"{central_path}: servers[{i}]"))
+        if origin != CENTRAL and (server.source is None or server.source.git != origin):
+            origin, where = CENTRAL, f"{central_path}: servers[{i}]"  # a central server of the same name won
+        placed.append(Placed(server, origin, where))
+    return placed
 
 
 def effective_config(loaded: LoadedConfig, store: Store) -> LoadedConfig:
@@ -118,22 +174,38 @@ def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | 
     secrets = secret_env_names(config)
     states: list[RepoState] = []
     new: list[RepoState] = []
-    owners: dict[str, str] = {s.name: f"{loaded.path}: servers[{i}]" for i, s in enumerate(config.servers)}
+    record = ServerRecord.load(store)
+    claimed: dict[str, tuple[str, str]] = {
+        s.name: (CENTRAL, f"{loaded.path}: servers[{i}]") for i, s in enumerate(config.servers)
+    }
     if config.discover.github:
-        from watcher.repos.discover import refresh_discovery
+        from watcher.repos.discover import queue_unowned_notices, refresh_discovery
 
         refresh_discovery(config.discover.github, config.http_client, store, env)
+        queue_unowned_notices(config, store)
     for repo in all_repos(config, store):
         state = RepoState.load(store, repo)
         try:
-            _read_one(loaded, repo, state, cache_root, secrets, env, owners)
+            _read_one(
+                loaded,
+                store,
+                repo,
+                state,
+                cache_root,
+                secrets,
+                env,
+                functools.partial(claim_refusal, record, claimed, repo.git),
+                {*claimed, *record.entries},
+            )
         except Exception as exc:  # one team's file, whatever it does, is that team's error, never the pass's
             log.exception("team repository %s could not be read", display_url(repo.git))
             detail = str(exc)[:300]
             what = f"{FILE_NAME} could not be read: {type(exc).__name__}" + (f": {detail}" if detail else "")
             _fail(state, what, None)
         for server in state.servers:
-            owners.setdefault(server["name"], f"{state.team_file()} line {state.lines.get(server['name'], 1)}")
+            claimed.setdefault(
+                server["name"], (repo.git, f"{state.team_file()} line {state.lines.get(server['name'], 1)}")
+            )
         state.checked = iso(utcnow())
         if state.servers and not state.seen:
             state.seen = True
@@ -141,17 +213,20 @@ def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | 
         state.save(store)
         states.append(state)
     queue_error_notices(loaded, store, states)
+    queue_proposals(config, store, states)
     return SyncResult(merged(loaded, states).config, states, new)
 
 
 def _read_one(
     loaded: LoadedConfig,
+    store: Store,
     repo: TeamRepo,
     state: RepoState,
     cache_root: Path,
     secrets: set[str],
     env: Mapping[str, str],
-    owners: dict[str, str],
+    refusal: Callable[[str, str], str | None],
+    taken: set[str],
 ) -> None:
     config = loaded.config
     token = env.get(repo.token_env, "").strip() or None if repo.token_env else None
@@ -176,7 +251,12 @@ def _read_one(
         return
     if text is None:
         state.has_file, state.commit, state.servers, state.error = False, commit.commit, [], None
-        state.lines, state.detections, state.overridden = {}, {}, {}
+        state.lines, state.detections, state.overridden, state.refused = {}, {}, {}, {}
+        try:
+            state.proposal = propose(repo.git, commit.files(), commit.read, taken).as_dict()
+        except GitReadError as exc:  # the tree could not be listed: no proposal, said in the log
+            log.warning("team repository %s: no team file, and no proposal: %s", display_url(repo.git), exc)
+            state.proposal = None
         return
     filename = state.team_file(commit.commit)
     try:
@@ -191,21 +271,24 @@ def _read_one(
             config=config,
             files=files,
             read=commit.read,
+            known=lambda sdk: [v["version"] for v in store.versions_of(sdk) if not v["yanked"]],
         )
-        for server in parsed.servers:
-            if server.name in owners:
-                line = parsed.lines.get(server.name, 1)
-                raise ConfigError(
-                    f"{filename}:{line}: servers: server {server.name!r} is also defined in {owners[server.name]}; "
-                    "a server is defined in one place"
-                )
     except (ConfigError, GitReadError) as exc:
         _fail(state, str(exc), commit.commit)
         return
+    refused = {s.name: refusal(s.name, f"{filename}:{parsed.lines.get(s.name, 1)}") for s in parsed.servers}
+    known = set(state.refused.values())
+    state.refused = {name: why for name, why in refused.items() if why}
+    for why in state.refused.values():
+        if why not in known:  # said once, not at every pass
+            log.warning("team repository %s: %s", display_url(state.git), why)
     state.has_file, state.commit, state.error, state.error_commit = True, commit.commit, None, None
-    state.servers = [s.model_dump(mode="json") for s in parsed.servers]
+    state.proposal = None
+    state.servers = [s.model_dump(mode="json") for s in parsed.servers if s.name not in state.refused]
     state.lines = parsed.lines
-    state.detections = {k: d.as_dict() if d else None for k, d in parsed.detections.items()}
+    state.detections = {
+        k: {**d.as_dict(), "resolved": parsed.resolved.get(k)} if d else None for k, d in parsed.detections.items()
+    }
     state.overridden = parsed.overridden
 
 
@@ -216,25 +299,30 @@ def _fail(state: RepoState, message: str, commit: str | None) -> None:
 
 
 def queue_error_notices(loaded: LoadedConfig, store: Store, states: list[RepoState]) -> list[str]:
-    """One notice per distinct error of each repository to its team's channel; returns the keys queued."""
+    """One notice per distinct error of each repository to its team's channel, and one per refused server name
+    (naming both repositories); returns the keys queued."""
     queued = []
     for state in states:
-        if not state.error:
-            continue
         team = loaded.config.team(state.team)
-        key = keys.repo_config_error(state.git, state.error, team.name)
-        kept = (
-            f"The servers from {state.commit[:12]} stay in use until it is fixed."
-            if state.commit
-            else "No server of this repository is watched until it is fixed."
-        )
-        where = state.team_file(state.error_commit)
-        text = Mrkdwn("mcp-watcher cannot use {}:\n{}\n{}").format(where, state.error, kept)
-        blocks = [
-            section(Mrkdwn("*mcp-watcher cannot use* `{}`").format(where)),
-            section(Mrkdwn("```{}```").format(state.error)),
-            section(escape(kept)),
-        ]
-        if store.enqueue(Notice(key, team.name, team.slack_channel, "repo-config-error", text, blocks)):
-            queued.append(key)
+        problems: list[tuple[str, str | None, str]] = []
+        if state.error:
+            kept = (
+                f"The servers from {state.commit[:12]} stay in use until it is fixed."
+                if state.commit
+                else "No server of this repository is watched until it is fixed."
+            )
+            problems.append((state.error, state.error_commit, kept))
+        for name, why in sorted(state.refused.items()):
+            problems.append((why, state.commit, f"The file's other servers are used; {name} is not, until renamed."))
+        for error, commit, kept in problems:
+            key = keys.repo_config_error(state.git, error, team.name)
+            where = state.team_file(commit)
+            text = Mrkdwn("mcp-watcher cannot use {}:\n{}\n{}").format(where, error, kept)
+            blocks = [
+                section(Mrkdwn("*mcp-watcher cannot use* `{}`").format(where)),
+                section(Mrkdwn("```{}```").format(error)),
+                section(escape(kept)),
+            ]
+            if store.enqueue(Notice(key, team.name, team.slack_channel, "repo-config-error", text, blocks)):
+                queued.append(key)
     return queued

@@ -8,7 +8,8 @@ Errors are ConfigErrors naming the file (repository@commit:.mcp-watcher.yaml), l
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -19,6 +20,7 @@ from watcher.core import untrusted
 from watcher.core.configfile import LocatedError, StrictModel, validate_with_lines
 from watcher.core.errors import ConfigError
 from watcher.repos.detect import Detection, ManifestError, Read, detect
+from watcher.repos.resolve import resolve
 from watcher.suites.settings import Server
 
 FILE_NAME = ".mcp-watcher.yaml"
@@ -73,6 +75,8 @@ class TeamServers:
     """Server name → what its manifests say (None: no manifest named an MCP SDK)."""
     overridden: dict[str, list[str]]
     """Server name → the detected keys the file sets itself."""
+    resolved: dict[str, str] = field(default_factory=dict)
+    """Server name → how a detected range became its baseline version (watcher.repos.resolve)."""
 
 
 def parse_team_file(
@@ -86,8 +90,12 @@ def parse_team_file(
     config: WatcherConfig,
     files: list[str],
     read: Read,
+    known: Callable[[str], list[str]] | None = None,
 ) -> TeamServers:
-    """Validate the team file's text at `commit` into central Server entries (source pinned to that commit)."""
+    """Validate the team file's text at `commit` into central Server entries (source pinned to that commit).
+
+    ``known``: the published versions the polls have seen of a platform SDK (by its name), which a detected
+    range resolves against when the repository has no lock file for it."""
     data, lines = untrusted.yaml_document(
         text, filename, limits=untrusted.TEAM_FILE, expect=dict, shape="a mapping with a `servers` list"
     )
@@ -102,6 +110,7 @@ def parse_team_file(
     detections: dict[str, Detection | None] = {}
     overridden: dict[str, list[str]] = {}
     where: dict[str, int] = {}
+    resolutions: dict[str, str] = {}
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict):
             filled.append(entry)  # the model names the wrong shape
@@ -152,9 +161,13 @@ def parse_team_file(
         if found:
             entry.setdefault("language", found.server_language)
             entry.setdefault("sdk_package", found.package)
-            if found.version:
-                entry.setdefault("baseline_sdk_version", found.version)
             sdk = _sdk_for(config, found)
+            resolved = resolve(found, folder, read, known(sdk) if known and sdk else [])
+            if resolved and "baseline_sdk_version" not in entry:
+                resolutions[name] = resolved.how
+                entry["baseline_sdk_version"] = resolved.version
+            elif found.version:
+                entry.setdefault("baseline_sdk_version", found.version)
             if sdk:
                 entry.setdefault("sdk", sdk)
         entry["team"] = team
@@ -175,7 +188,7 @@ def parse_team_file(
     for i, name in enumerate(names):
         if name in names[:i]:
             raise ConfigError(f"{filename}:{lines.get(('servers', i, 'name'), 1)}: servers.{i}.name: {name!r} twice")
-    return TeamServers(commit, parsed.servers, where, detections, overridden)
+    return TeamServers(commit, parsed.servers, where, detections, overridden, resolutions)
 
 
 def _sdk_for(config: WatcherConfig, found: Detection) -> str | None:

@@ -27,12 +27,14 @@ from watcher.core import clock
 from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
+from watcher.live import ConfigSource
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, guard, section
 from watcher.notify.settings import SlackCredentials, Team
 from watcher.slackapp import buttons, records, summary
 from watcher.slackapp.gate import Gate
 from watcher.slackapp.records import Actor, Origin
+from watcher.sources.versions import as_known
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,8 @@ def slack_action_reply(action_id: int) -> str:
 
 @dataclass
 class Interactions:
-    loaded: LoadedConfig
+    source: ConfigSource
+    """The service's live configuration: a server a team file added is one the buttons and commands know."""
     store: Store
     client: WebClient
     on_change: Callable[[], None]
@@ -63,6 +66,11 @@ class Interactions:
 
     def __post_init__(self) -> None:
         self.gate = Gate(self.client, self.store)
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        """The configuration in force now (read for each click or command)."""
+        return self.source.loaded
 
     # --- helpers ------------------------------------------------------------------------------------------
 
@@ -150,6 +158,7 @@ class Interactions:
         if not self._allowed(action_id, team, actor, tell):
             return None
         known = {row["version"] for row in self.store.versions_of(sdk)}
+        version = as_known(self.loaded.config.sdk(sdk).registry, version, known)  # `2.2` is 2.2.0 where that exists
         if version not in known:
             records.finish(self.store, action_id, "refused: unknown version")
             tell(Mrkdwn("{} {} is not a version the watcher has seen.").format(sdk, version))
@@ -466,7 +475,7 @@ def web_client(credentials: SlackCredentials, loaded: LoadedConfig) -> WebClient
 
 
 def build_app(
-    loaded: LoadedConfig,
+    source: ConfigSource,
     store: Store,
     credentials: SlackCredentials,
     on_change: Callable[[], None],
@@ -475,7 +484,7 @@ def build_app(
     """The Bolt app with every listener, run after the ack on ``executor`` (the caller's, so that it can wait
     for them at stop). Requests over HTTP are verified before they reach it (watcher.slackapp.connect, on the
     service's clock); Socket Mode needs no signature."""
-    client = web_client(credentials, loaded)
+    client = web_client(credentials, source.loaded)  # the Web API's address and timeout are fixed at start
     app = App(
         listener_executor=executor,
         client=client,  # carries the bot token
@@ -484,7 +493,7 @@ def build_app(
         token_verification_enabled=False,
         logger=logging.getLogger("watcher.slackapp.bolt"),
     )
-    work = Interactions(loaded, store, client, on_change)
+    work = Interactions(source, store, client, on_change)
     app.action(buttons.RERUN)(work.on_rerun)
     app.action(buttons.ACCEPT)(work.on_accept)
     app.action(buttons.MUTE)(work.on_mute)

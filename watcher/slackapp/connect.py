@@ -21,9 +21,9 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 
-from watcher.config import LoadedConfig
 from watcher.core import clock
 from watcher.core.store import Store
+from watcher.live import ConfigSource
 from watcher.notify.settings import SlackCredentials
 from watcher.ops.bodies import SLACK_EVENTS_LIMIT, read_body
 from watcher.slackapp.app import build_app
@@ -75,11 +75,11 @@ class SlackApp:
     """The app and whichever ways in its secrets allow; nothing at all without them."""
 
     def __init__(
-        self, loaded: LoadedConfig, store: Store, credentials: SlackCredentials, on_change: Callable[[], None]
+        self, source: ConfigSource, store: Store, credentials: SlackCredentials, on_change: Callable[[], None]
     ) -> None:
         self.credentials = credentials
         self.listeners = ThreadPoolExecutor(max_workers=10, thread_name_prefix="slack-action")
-        self.app = build_app(loaded, store, credentials, on_change, self.listeners)
+        self.app = build_app(source, store, credentials, on_change, self.listeners)
         self.socket: SocketModeHandler | None = None
         self.stopped = threading.Event()
 
@@ -136,12 +136,13 @@ class SlackApp:
 
 
 def slack_app(
-    loaded: LoadedConfig, store: Store, credentials: SlackCredentials, on_change: Callable[[], None]
+    source: ConfigSource, store: Store, credentials: SlackCredentials, on_change: Callable[[], None]
 ) -> SlackApp | None:
-    """The Slack app when its secrets are there (a bot token and an app token or signing secret), else None."""
+    """The Slack app when its secrets are there (a bot token and an app token or signing secret), else None.
+    Given the service's live configuration, every click and command reads the one in force."""
     if not credentials.interactive:
         return None
-    return SlackApp(loaded, store, credentials, on_change)
+    return SlackApp(source, store, credentials, on_change)
 
 
 def describe(app: SlackApp | None) -> dict[str, Any]:

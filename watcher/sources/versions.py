@@ -4,6 +4,7 @@ its adapter declares it (``REGISTRY.scheme`` in ``watcher/sources/<registry>.py`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import Any
 
 from watcher.core.schemes import ParsedVersion, VersionScheme
@@ -68,4 +69,30 @@ def require_runnable(registry: str, version: str) -> str:
     problem = run_refusal(registry, version)
     if problem:
         raise UnsafeVersion(problem)
+    return version
+
+
+_SHORT = re.compile(r"^(v?)(\d+)(\.\d+)?$")
+
+
+def as_known(registry: str, version: str, known: Iterable[str]) -> str:
+    """``version`` as the registry spells it, when one of ``known`` is the same version under its scheme (PyPI's
+    ``2.2`` is ``2.2.0``; on npm, crates and the Go proxy a short ``1.2`` is read as ``1.2.0``, ``v1.2.0`` on
+    the Go proxy); else ``version`` unchanged. What a user typed becomes a key only in the registry's spelling."""
+    listed = list(known)
+    if version in listed:
+        return version
+    candidates = [version] if version.startswith("v") else [version, f"v{version}"]
+    short = _SHORT.match(version.strip())
+    if short:
+        prefix, major, minor = short.group(1), short.group(2), short.group(3) or ".0"
+        padded = f"{major}{minor}.0"
+        candidates += [padded, f"v{padded}"] if not prefix else [f"v{padded}", padded]
+    for candidate in candidates:
+        wanted = parse(registry, candidate)
+        if not wanted.valid:
+            continue
+        same = [other for other in listed if parse(registry, other).key == wanted.key]
+        if same:
+            return same[0]
     return version

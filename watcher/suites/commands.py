@@ -37,14 +37,20 @@ def register(subparsers: Subparsers) -> None:
 
 @config_error_exits_2("check")
 def check_command(args: argparse.Namespace) -> int:
-    from watcher.suites.preflight import Mistake, check_request
+    from watcher.suites.preflight import Mistake, checked_request
 
     with config_and_state(args) as (loaded, store):
         try:
-            warnings = check_request(loaded, store, args.server, args.sdk_version)
+            version, warnings = checked_request(loaded, store, args.server, args.sdk_version)
         except Mistake as exc:  # before anything is installed
             print(f"mcp-watcher check: {exc}", file=sys.stderr)
             return 2
+        if version != args.sdk_version:
+            print(
+                f"mcp-watcher check: {args.sdk_version} is {version} on the registry: running {version}",
+                file=sys.stderr,
+            )
+            args.sdk_version = version
         for warning in warnings:
             print(f"mcp-watcher check: warning: {warning}", file=sys.stderr)
         return _check(args, loaded, store)

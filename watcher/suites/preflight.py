@@ -16,7 +16,7 @@ from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.polling.poll import SourceFetch, fetch_source
 from watcher.sources.settings import HttpSettings
-from watcher.sources.versions import parse, sort_key
+from watcher.sources.versions import as_known, sort_key
 from watcher.suites.settings import Server
 
 
@@ -26,6 +26,12 @@ class Mistake(Exception):
 
 def check_request(loaded: LoadedConfig, store: Store, server_name: str, version: str) -> list[str]:
     """Raise Mistake for a request that cannot be right; return warnings (what could not be confirmed)."""
+    return checked_request(loaded, store, server_name, version)[1]
+
+
+def checked_request(loaded: LoadedConfig, store: Store, server_name: str, version: str) -> tuple[str, list[str]]:
+    """The version as the registry spells it (`2.2` → `2.2.0`), and the warnings; Mistake for a request that
+    cannot be right."""
     config = loaded.config
     try:
         server = config.server(server_name)
@@ -33,6 +39,14 @@ def check_request(loaded: LoadedConfig, store: Store, server_name: str, version:
         raise Mistake(f"{exc} (in {loaded.path}); pass one of them to --server") from None
     _check_path(loaded, server)
     return _check_version(loaded, store, server, version)
+
+
+def known_spelling(loaded: LoadedConfig, store: Store, server: Server, version: str) -> str:
+    """``version`` in the spelling of a version the polls saw of the server's SDK, when it is one (no request)."""
+    source = next((s for s in loaded.config.sdks if s.name == server.sdk), None)
+    if source is None:
+        return version
+    return as_known(source.registry, version, store.known_versions(source.name, source.package))
 
 
 def _check_path(loaded: LoadedConfig, server: Server) -> None:
@@ -46,22 +60,25 @@ def _check_path(loaded: LoadedConfig, server: Server) -> None:
         )
 
 
-def _check_version(loaded: LoadedConfig, store: Store, server: Server, version: str) -> list[str]:
+def _check_version(loaded: LoadedConfig, store: Store, server: Server, version: str) -> tuple[str, list[str]]:
     config = loaded.config
     source = config.sdk(server.sdk)
     if server.sdk_package and server.sdk_package != source.package:
-        return []  # another package than the polled one: its registry listing is not ours to read
-    if _same_version(source.registry, version, store.known_versions(source.name, source.package)):
-        return []
+        return version, []  # another package than the polled one: its registry listing is not ours to read
+    seen = store.known_versions(source.name, source.package)
+    spelled = as_known(source.registry, version, seen)
+    if spelled in seen:
+        return spelled, []
     settings = config.http_client.model_copy(update={"retries": 0})  # one look, not a poll's patience
     fetched = asyncio.run(_fetch(store, loaded, source.name, settings))
     if fetched.releases is None:
-        return [
+        return version, [
             f"could not confirm that {source.package} {version} exists ({fetched.error}); trying to install it anyway"
         ]
     listed = [r.version for r in fetched.releases]
-    if _same_version(source.registry, version, set(listed)):
-        return []
+    spelled = as_known(source.registry, version, listed)
+    if spelled in listed:
+        return spelled, []
     newest = sorted(listed, key=lambda v: sort_key(source.registry, v), reverse=True)[:5]
     raise Mistake(
         f"{source.registry} has no version {version} of {source.package} (newest: {', '.join(newest) or 'none'}); "
@@ -74,11 +91,3 @@ async def _fetch(store: Store, loaded: LoadedConfig, sdk_name: str, settings: Ht
     source = config.sdk(sdk_name)
     async with httpx.AsyncClient(headers={"User-Agent": config.http_client.user_agent}, follow_redirects=True) as c:
         return await fetch_source(c, store, config, source)
-
-
-def _same_version(registry: str, version: str, known: set[str]) -> bool:
-    """`version` is among `known`, spelled alike or equal by the registry's scheme (2.4.0b1 = 2.4.0-beta.1)."""
-    if version in known:
-        return True
-    wanted = parse(registry, version)
-    return wanted.valid and any(parse(registry, other).key == wanted.key for other in known)

@@ -25,6 +25,7 @@ from watcher.core import clock
 from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice, RunRow
+from watcher.live import ConfigSource
 from watcher.notify import keys
 from watcher.slackapp.records import result_after_slack
 from watcher.sources import versions
@@ -196,7 +197,7 @@ def _rewrite_report_file(report: dict[str, Any]) -> None:
 
 
 def process_queue(
-    loaded: LoadedConfig,
+    source: ConfigSource,
     store: Store,
     stop: threading.Event | None = None,
     on_result: Callable[[dict[str, Any]], None] | None = None,
@@ -213,8 +214,10 @@ def process_queue(
     one listing per repository); they happen on GitHub, so they do not count against the concurrency.
     `fanout_limits` scales the fan-out's pacing (tests, benchmarks). `followers` run after each finished run
     (watcher/pipeline.py passes the evaluation's); their replies follow the run's result in the outbox.
+    Given the service's live configuration, each run claimed takes the one in force at that moment (a server
+    a team file added while the queue drains is known to its run).
     """
-    limit = loaded.config.suites.concurrency
+    limit = source.loaded.config.suites.concurrency
     outcomes: list[dict[str, Any]] = []
     running: set[Future[dict[str, Any]]] = set()
     batches: list[threading.Thread] = []
@@ -222,11 +225,13 @@ def process_queue(
     with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="suite-run") as pool:
         while True:
             remote: list[tuple[RunRow, Server]] = []
+            loaded = source.loaded
             local = len(running - remote_futures)
             while local < limit and not (stop is not None and stop.is_set()):
                 run = store.claim_run()
                 if run is None:
                     break
+                loaded = source.loaded
                 log.info(
                     "suite run %s: %s against %s",
                     run["id"],

@@ -1,4 +1,5 @@
-"""What every page reads from: the config, the state, the clock, and the secrets to mask."""
+"""What every page reads from: the config (the service's live one, read for each page), the state, the clock,
+and the secrets to mask."""
 
 from __future__ import annotations
 
@@ -11,16 +12,23 @@ from watcher.core import vault
 from watcher.core.secret_policy import mask
 from watcher.core.store import Store
 from watcher.core.timefmt import utcnow
+from watcher.live import ConfigSource
 
 
 @dataclass(frozen=True)
 class WebContext:
-    loaded: LoadedConfig
+    source: ConfigSource
+    """The service's live configuration (or, in tests and one-off renders, a fixed one)."""
     store: Store
     now: Callable[[], datetime] = utcnow
     """Injected so that ages and countdowns are testable without the wall clock."""
     secrets: tuple[str, ...] = field(default_factory=tuple)
     """Values that must never appear on a page (masked wherever free text from the state is shown)."""
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        """The configuration in force now (a page reads it once and keeps it for that one render)."""
+        return self.source.loaded
 
     def clean(self, text: object) -> str:
         """Free text from the state (errors, log tails) with every known secret masked."""

@@ -21,6 +21,7 @@ from watcher.ops.figures import SourceFigures, StatusFigures, status_figures
 from watcher.sources.versions import sort_key
 from watcher.suites.settings import Server
 from watcher.web.context import WebContext, age
+from watcher.web.server_set import ServerSetView, collect_server_set
 
 STATES = ("pass", "fail", "error", "interrupted", "running", "queued", "not-run")
 FOLD_AT = 150
@@ -193,6 +194,8 @@ class Overview:
     outlook: Outlook
     readiness: list[dict[str, Any]] = field(default_factory=list)
     """Per upcoming revision, per server (watcher.readiness.view); `/` shows one line, /readiness the rest."""
+    server_set: ServerSetView = field(default_factory=ServerSetView)
+    """Its latest changes, the retired servers, repositories without a team file or an owner."""
 
 
 def trigger_label(trigger: str | None) -> str:
@@ -327,6 +330,7 @@ def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", 
         outbox=_outbox(ctx, figures, now),
         outlook=outlook,
         readiness=readiness_json(ctx, now.date()),
+        server_set=collect_server_set(ctx),
     )
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 
 from watcher.boundary import sandbox
 from watcher.config import LoadedConfig, secret_env_names
+from watcher.core.errors import ConfigError
+from watcher.live import ConfigSource, live_view
 from watcher.suites.build import toolchain, wheels
 from watcher.suites.build.env import EnvResult, prepare_env
 from watcher.suites.judge import conformance
@@ -32,19 +34,33 @@ _active_lock = threading.Lock()
 
 
 class Prebuilder:
-    def __init__(self, loaded: LoadedConfig, cancel: threading.Event | None = None) -> None:
-        self.loaded = loaded
+    """Reads the service's live configuration for every build (a server added by a team file is built like
+    any other); where builds go, how many at once and the boundary are fixed at start."""
+
+    def __init__(self, source: ConfigSource, cancel: threading.Event | None = None) -> None:
+        self.live = live_view(source)
+        loaded = self.live.loaded
         self.cancel = cancel
         self.envs_dir = loaded.resolve(loaded.config.suites.envs_dir)
         self.pool = ThreadPoolExecutor(max_workers=loaded.config.suites.concurrency, thread_name_prefix="prebuild")
         self.builds: dict[tuple[str, str], Future[EnvResult]] = {}
         self.boundary = sandbox.choose(loaded.config.suites.sandbox)
         self._lock = threading.Lock()
+        self._tools: Future[None] | None = None
+
+    @property
+    def loaded(self) -> LoadedConfig:
+        return self.live.loaded
 
     def submit(self, server_name: str, sdk_version: str) -> bool:
-        """Start building the server's environment under this version; False when already started."""
+        """Start building the server's environment under this version; False when already started, or when there
+        is nothing to pre-build (a git or CI server, or one no longer configured: its queued run reports that)."""
         key = (server_name, sdk_version)
-        server = self.loaded.config.server(server_name)
+        try:
+            server = self.loaded.config.server(server_name)
+        except ConfigError:
+            log.info("not pre-building %s: no such server is configured now", server_name)
+            return False
         if server.path is None or server.source is not None or server.executor.kind != "local":
             return False  # its tree exists only once the run checks it out (git), or it runs in the team's CI
         with self._lock:
@@ -54,6 +70,15 @@ class Prebuilder:
         log.info("pre-building %s under %s", server_name, sdk_version, extra={"server": server_name})
         return True
 
+    def forget(self, server_name: str) -> int:
+        """Drop the finished builds of a server whose definition changed (the next submit builds again);
+        returns how many were dropped. A build under way is left to finish: its run waits for it."""
+        with self._lock:
+            done = [key for key, future in self.builds.items() if key[0] == server_name and future.done()]
+            for key in done:
+                del self.builds[key]
+        return len(done)
+
     def wait(self, server_name: str, sdk_version: str) -> EnvResult | None:
         """The pre-build's result (waiting for it when under way), or None when none was started."""
         with self._lock:
@@ -61,10 +86,14 @@ class Prebuilder:
         return future.result() if future is not None else None
 
     def warm_tools(self) -> Future[None] | None:
-        """Install the pinned conformance suite in the background (once; later runs reuse it)."""
+        """Install the pinned conformance suite in the background once some server needs it (asked again when
+        the server set changes; installed once, later runs reuse it)."""
         if not any(s.requirements and s.transport == "http" for s in self.loaded.config.servers):
             return None
-        return self.pool.submit(self._install_conformance)
+        with self._lock:
+            if self._tools is None:
+                self._tools = self.pool.submit(self._install_conformance)
+            return self._tools
 
     def shutdown(self) -> None:
         self.pool.shutdown(wait=True, cancel_futures=True)
@@ -72,9 +101,15 @@ class Prebuilder:
     # --- in the pool ---------------------------------------------------------------------------------
 
     def _build(self, server_name: str, sdk_version: str) -> EnvResult:
-        config = self.loaded.config
-        server = config.server(server_name)
+        loaded = self.loaded
+        config = loaded.config
         began = time.monotonic()
+        try:
+            server = config.server(server_name)
+        except ConfigError as exc:  # retired between the submit and the build
+            return EnvResult(
+                ok=False, language="other", sdk_package="", sdk_version=sdk_version, path="", error=str(exc)
+            )
         if self.boundary.refused:  # never build outside the boundary that was asked for
             return EnvResult(
                 ok=False,
@@ -88,7 +123,7 @@ class Prebuilder:
             result = prepare_env(
                 server_name=server.name,
                 language=server.language,
-                project=self.loaded.resolve(server.path or "."),
+                project=loaded.resolve(server.path or "."),
                 sdk_package=sdk_package_of(config, server),
                 sdk_version=sdk_version,
                 envs_dir=self.envs_dir,
@@ -97,7 +132,7 @@ class Prebuilder:
                 cancel=self.cancel,
                 prepare=server.prepare,
                 boundary=self.boundary,
-                shared_wheels=wheels.for_config(self.loaded),
+                shared_wheels=wheels.for_config(loaded),
             )
         except Exception as exc:  # a bug of ours: the run reports it, the pool carries on
             log.exception("pre-build of %s under %s failed", server_name, sdk_version)

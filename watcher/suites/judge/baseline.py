@@ -9,6 +9,9 @@
   `{requirements}` placeholder and one file per set is written.
 - the baseline snapshot (`baseline_snapshot`): the contract in both eras, as `mcp-watcher snapshot`.
 
+A server from a team repository (or any git source) is checked out at the commit in use and both files are
+written inside that checkout, at the paths its config names: they belong in the team's repository.
+
 Review the diff of what it writes before committing it: a baseline records what is true today.
 """
 
@@ -31,6 +34,8 @@ from watcher.suites.build.install import install
 from watcher.suites.judge import conformance
 from watcher.suites.judge.contract import take_snapshot
 from watcher.suites.run.server import start_server
+from watcher.suites.source.checkout import display_url
+from watcher.suites.source.fetch import fetch_source
 from watcher.suites.state import RunState
 
 HEADER = """\
@@ -88,6 +93,8 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
     if run.sandbox.refused:  # the same boundary as a run: the server and the suite run in rooms or not at all
         raise SuiteError(run.sandbox.reason)
     run.run_dir.mkdir(parents=True, exist_ok=True)
+    if not fetch_source(run):  # a team repository's server: its tree is checked out at the commit in use
+        raise SuiteError("; ".join(reason["reason"] for reason in run.report["reasons"]))
     env = install(run, version)
     if not env.ok:
         raise SuiteError(f"install of {run.sdk_package} {version} failed: {env.error}\n{env.evidence}")
@@ -101,7 +108,7 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
         if only in (None, "snapshot"):
             if not server.baseline_snapshot:
                 raise ConfigError(f"server {server.name!r} has no baseline_snapshot folder configured")
-            target = loaded.resolve(server.baseline_snapshot)
+            target = run.repo_path(server.baseline_snapshot)
             shutil.rmtree(target, ignore_errors=True)
             take_snapshot(run, process, env, target)
             written.append(target)
@@ -141,7 +148,7 @@ def _expected_failures(loaded: LoadedConfig, run: RunState, reach: Reach | None,
             conformance.load_requirement_set(tool, revision),
             conformance.collect_checks(out_dir / "results"),
         )
-    configured = loaded.resolve(server.expected_failures)
+    configured = run.repo_path(server.expected_failures)
     common = dict(server=server.name, package=run.sdk_package, version=version, suite=tool.package)
     if conformance.REQUIREMENTS_PLACEHOLDER in str(configured):
         paths = []
@@ -165,6 +172,23 @@ def _expected_failures(loaded: LoadedConfig, run: RunState, reach: Reach | None,
     return [configured]
 
 
+def _in_force(central: LoadedConfig, server_name: str, version: str | None) -> tuple[LoadedConfig, str | None]:
+    """The config with the team repositories' servers as the state recorded them, and the version in the polls'
+    spelling (`2.2` → `2.2.0`)."""
+    from watcher.cli_support import in_force
+    from watcher.config import open_state
+    from watcher.suites.preflight import known_spelling
+
+    store = open_state(central)
+    try:
+        loaded = in_force(central, store)
+        if version is not None:
+            version = known_spelling(loaded, store, loaded.config.server(server_name), version)
+        return loaded, version
+    finally:
+        store.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m watcher.suites.judge.baseline", description=__doc__.split("\n\n")[0]
@@ -175,13 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", choices=["failures", "snapshot"], help="write only one of the two baselines")
     args = parser.parse_args(argv)
     try:
-        loaded = load_config(args.config)
-        written = generate(loaded, args.server, args.sdk_version, args.only)
+        loaded, version = _in_force(load_config(args.config), args.server, args.sdk_version)
+        written = generate(loaded, args.server, version, args.only)
     except WatcherError as exc:  # configuration, install, start or suite problems, phrased for the reader
         print(f"baseline: {exc}", file=sys.stderr)
         return 2
     for path in written:
         print(f"wrote {path}")
+    source = loaded.config.server(args.server).source
+    if source is not None and written:  # written into a checkout: the team's repository is where it belongs
+        print(f"these are in a checkout of {display_url(source.git)} at {source.ref[:12]}: commit them there")
     return 0
 
 
