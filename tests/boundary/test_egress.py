@@ -126,7 +126,7 @@ def start(policy: Policy, monkeypatch: pytest.MonkeyPatch, connected: list[str])
         assert ipaddress.ip_address(host).is_loopback, "the proxy connected to an address that is not loopback"
         return await real(host, port)
 
-    monkeypatch.setattr(proxy.asyncio, "open_connection", spy)
+    monkeypatch.setattr(asyncio, "open_connection", spy)
     box = proxy.EgressProxy(policy, resolver=resolve)
     box.start()
     return box
