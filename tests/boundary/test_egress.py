@@ -121,10 +121,10 @@ def start(policy: Policy, monkeypatch: pytest.MonkeyPatch, connected: list[str])
 
     real = asyncio.open_connection
 
-    async def spy(host: str, port: int) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    async def spy(host: str, port: int, **options: object) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
         connected.append(f"{host}:{port}")
         assert ipaddress.ip_address(host).is_loopback, "the proxy connected to an address that is not loopback"
-        return await real(host, port)
+        return await real(host, port, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(asyncio, "open_connection", spy)
     box = proxy.EgressProxy(policy, resolver=resolve)
@@ -196,18 +196,20 @@ def test_under_audit_a_refusal_is_recorded_and_let_through(
 
 
 def test_a_connection_that_merely_failed_is_not_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
-    gone = Listener()
-    gone.close()  # an index that is down
-    policy = Policy(frozenset({Target("127.0.0.1", gone.port), Target("unknown.test", 443)}))
+    down = socket.socket()
+    down.bind(("127.0.0.1", 0))  # bound, never listening: an index that is down (its port stays ours)
+    port = down.getsockname()[1]
+    policy = Policy(frozenset({Target("127.0.0.1", port), Target("unknown.test", 443)}))
     box = start(policy, monkeypatch, [])
     try:
-        assert get(box, f"http://127.0.0.1:{gone.port}/simple/")[0] == 502
+        assert get(box, f"http://127.0.0.1:{port}/simple/")[0] == 502
         assert connect(box, "unknown.test:443") == b"HTTP/1.1 502 Bad Gateway"  # does not resolve
         with socket.create_connection(("127.0.0.1", box.port), timeout=10) as sock:
             sock.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")  # not a proxy request: answered, not recorded
             assert sock.recv(4096).startswith(b"HTTP/1.1 400 ")
     finally:
         box.close()
+        down.close()
     assert policy.taken() == []
 
 

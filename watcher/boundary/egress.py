@@ -237,16 +237,23 @@ def pip_conf_files(env: Mapping[str, str]) -> list[str]:
     return [*files, env.get("PIP_CONFIG_FILE", "")]
 
 
+def index_urls(env: Mapping[str, str], *, defaults: Sequence[str] = (), extra: Sequence[str] = ()) -> list[str]:
+    """Every http(s) index the installers are configured with: pip's and uv's variables and pip's configuration
+    files, npm's registry variables, `defaults` (the installers' own defaults, which the caller takes from their
+    libraries or `npm config get registry`) and `extra` (the SDK sources the config names)."""
+    values: list[str] = []
+    for name in (*PIP_VARIABLES, *UV_VARIABLES, *NPM_VARIABLES):
+        values += env.get(name, "").replace(",", " ").split()
+    values += _pip_conf_urls(pip_conf_files(env))
+    urls = [
+        value.split("=", 1)[-1] if "=" in value.split("://", 1)[0] else value for value in [*values, *defaults, *extra]
+    ]
+    return list(dict.fromkeys(url for url in urls if Target.of_url(url) is not None))
+
+
 def configured_indexes(
     env: Mapping[str, str], *, defaults: Sequence[str] = (), extra: Sequence[str] = ()
 ) -> frozenset[Target]:
-    """The host:port of every index the installers are configured with: pip's and uv's variables and pip's
-    configuration files, npm's registry variables, `defaults` (the installers' own defaults, which the caller
-    takes from their libraries or `npm config get registry`) and `extra` (the SDK sources the config names)."""
-    urls: list[str] = []
-    for name in (*PIP_VARIABLES, *UV_VARIABLES, *NPM_VARIABLES):
-        urls += env.get(name, "").replace(",", " ").split()
-    urls += _pip_conf_urls(pip_conf_files(env))
-    urls += [*defaults, *extra]
-    found = (Target.of_url(url.split("=", 1)[-1] if "=" in url.split("://", 1)[0] else url) for url in urls)
+    """The host:port of each index of `index_urls`: what an install room's proxy allows from the start."""
+    found = (Target.of_url(url) for url in index_urls(env, defaults=defaults, extra=extra))
     return frozenset(t for t in found if t is not None)

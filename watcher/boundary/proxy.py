@@ -23,9 +23,11 @@ import functools
 import ipaddress
 import logging
 import socket
+import ssl
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from watcher.boundary.egress import Address, Policy, Target
 
@@ -36,6 +38,9 @@ ROOM_PORT = 3128
 HEAD_LIMIT = 65536
 CONNECT_SECONDS = 15.0
 HEAD_SECONDS = 30.0
+LEARN_SECONDS = 20.0
+"""How long the pages an HTTPS index is asked for before an install (`learn_from`) may take, all together."""
+LEARN_ACCEPT = "application/vnd.pypi.simple.v1+json, application/json;q=0.9, text/html;q=0.5"
 LEARN_BYTES = 16 * 1024 * 1024
 """How much of an index's answer is read for file hosts (the rest passes unread)."""
 _HOP_BY_HOP = {"connection", "keep-alive", "proxy-connection", "proxy-authorization", "te", "trailer", "upgrade"}
@@ -111,6 +116,48 @@ class EgressProxy:
         for writer in list(self._open):
             writer.transport.abort()
         self._open.clear()
+
+    def learn_from(self, urls: Sequence[str], seconds: float = LEARN_SECONDS) -> None:
+        """Read the pages `urls` (the SDK's, on each index) for the file hosts they name, before the install:
+        an HTTPS index's answers cross the proxy encrypted, so the watcher asks the index itself, as the
+        installer will, under the same rules. A page that cannot be had teaches nothing (the install may fail)."""
+        future = asyncio.run_coroutine_threadsafe(self._learn_all(urls), _loop())
+        try:
+            future.result(timeout=seconds)
+        except Exception as exc:  # noqa: BLE001 — learning is best effort; the install's own answer says the rest
+            future.cancel()
+            log.info("the egress proxy learned no file hosts from %s: %s", ", ".join(urls), exc)
+
+    async def _learn_all(self, urls: Sequence[str]) -> None:
+        await asyncio.gather(*(self._learn(url) for url in urls), return_exceptions=True)
+
+    async def _learn(self, url: str) -> None:
+        target, parts = Target.of_url(url), urlsplit(url)
+        if target is None or not self.policy.is_index(target):
+            return
+        addresses = [ipaddress.ip_address(a) for a in await self.resolver(target.host, target.port)]
+        usable = [a for a in addresses if self.policy.judge_address(target, a) is None]
+        if not usable:
+            return
+        tls = ssl.create_default_context() if parts.scheme == "https" else None
+        opened = asyncio.open_connection(
+            str(usable[0]), target.port, ssl=tls, server_hostname=target.host if tls else None
+        )
+        reader, writer = await asyncio.wait_for(opened, CONNECT_SECONDS)
+        try:
+            path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+            head = f"GET {path} HTTP/1.1\r\nHost: {parts.netloc}\r\nAccept: {LEARN_ACCEPT}\r\n"
+            writer.write(
+                (head + "Accept-Encoding: identity\r\nUser-Agent: mcp-watcher\r\nConnection: close\r\n\r\n").encode()
+            )
+            await writer.drain()
+            tail, read = b"", 0
+            while read < LEARN_BYTES and (chunk := await reader.read(65536)):
+                self.policy.learn(target, tail + chunk)
+                tail, read = chunk[-2048:], read + len(chunk)
+        finally:
+            with contextlib.suppress(OSError, RuntimeError):
+                writer.close()
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self._open.add(writer)

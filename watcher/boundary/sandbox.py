@@ -190,6 +190,7 @@ class Sandbox:
         network: Network = "none",
         protected: Iterable[str | os.PathLike[str]] = (),
         audit_as: tuple[str, str] = ("", ""),
+        learn_from: Sequence[str] = (),
     ) -> Launcher:
         """How a step that runs outside code is started: inside a room when the sandbox is active, on the host
         under `suites.sandbox: none`; RoomRefused when a room was asked for and cannot be had."""
@@ -197,7 +198,9 @@ class Sandbox:
             raise RoomRefused(self.reason)
         if not self.active:
             return Host(HostReason.OPTED_OUT)
-        return Room(self, tuple(readable), tuple(writable), tuple(hidden), network, tuple(protected), label=audit_as)
+        room = Room(self, tuple(readable), tuple(writable), tuple(hidden), network, tuple(protected), label=audit_as)
+        room.learn_from = tuple(learn_from)
+        return room
 
     def hand_over(self, folder: Path) -> None:
         """Let the room's user write `folder` (the environment being built): chown to it when we are root."""
@@ -243,6 +246,8 @@ class Room(Launcher):
     helpers: list[subprocess.Popen[bytes]] = field(default_factory=list)
     label: tuple[str, str] = ("", "")
     """The (server, step) an install room's egress refusals are recorded under."""
+    learn_from: tuple[str, ...] = ()
+    """Pages of the indexes (the SDK's) the proxy reads before the install for the file hosts they name."""
     refused: list[egress.Refusal] = field(default_factory=list)
     """What the room's proxy refused (or, under `audit`, let through) over every start."""
     _resolv: str | None = None
@@ -309,6 +314,7 @@ class Room(Launcher):
         policy = egress.Policy(indexes, self.sandbox.egress, server=self.label[0], step=self.label[1])
         started = EgressProxy(policy, resolver=self.sandbox.resolver)
         started.start()
+        started.learn_from([url for url in self.learn_from if url.startswith("https://")])
         return started
 
     def refusals(self) -> list[egress.Refusal]:

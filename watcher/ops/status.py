@@ -87,11 +87,11 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
 
 def protection_status(loaded: LoadedConfig) -> dict[str, Any]:
     """What keeps the watcher's secrets from the code under test: this process's seal and the suite sandbox."""
-    from watcher.boundary import sandbox
     from watcher.core import vault
+    from watcher.suites.build import indexes
 
     sealed = vault.current()
-    suite_sandbox = sandbox.choose(loaded.config.suites.sandbox)
+    suite_sandbox = indexes.boundary(loaded.config)
     return {
         "process": sealed.to_json() if sealed else None,
         "process_text": sealed.describe() if sealed else "not sealed (status was not started by the CLI)",

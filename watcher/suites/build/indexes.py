@@ -1,0 +1,49 @@
+"""The boundary a run's steps get, with what an install room's egress proxy needs from the configuration.
+
+`boundary(config)` is `suites.sandbox`'s choice with `suites.egress` and the indexes the proxy allows besides the
+installers' own settings (`watcher.boundary.egress`): pip's default index (its configuration, else the library's
+constant), npm's registry (`npm config get registry`) and every SDK source's `url` from the config. `learn_urls`
+names the pages the proxy reads before an install (the SDK's, on each HTTPS index) for the file hosts they name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import os
+from collections.abc import Sequence
+from urllib.parse import quote
+
+from packaging.utils import canonicalize_name
+
+from watcher.boundary import egress, sandbox
+from watcher.config import WatcherConfig
+from watcher.core.errors import SourceError
+from watcher.sources import npm, pypi
+
+
+def boundary(config: WatcherConfig) -> sandbox.Sandbox:
+    """The sandbox `suites.sandbox` asks for (as far as this machine allows), under `suites.egress`."""
+    chosen = sandbox.choose(config.suites.sandbox)
+    sources = tuple(source.url for source in config.sdks if source.url)
+    return dataclasses.replace(
+        chosen, egress=config.suites.egress, index_sources=functools.partial(default_indexes, sources)
+    )
+
+
+def default_indexes(sources: Sequence[str] = ()) -> list[str]:
+    """The installers' defaults and the SDK sources' URLs (npm's left out when npm cannot say)."""
+    urls = [pypi.default_base(), *sources]
+    with contextlib.suppress(SourceError):
+        urls.append(npm.default_base())
+    return urls
+
+
+def learn_urls(language: str, package: str, env: dict[str, str], defaults: Sequence[str]) -> list[str]:
+    """The SDK's page on each index its installer may use: PEP 503/691 project pages, or npm's packument."""
+    urls = egress.index_urls({**os.environ, **env}, defaults=defaults)
+    if language == "python":
+        name = canonicalize_name(package)
+        return [f"{url.rstrip('/')}/{name}/" for url in urls if "/simple" in url]
+    return [f"{url.rstrip('/')}/{quote(package, safe='@')}" for url in urls if "/simple" not in url]
