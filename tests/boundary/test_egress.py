@@ -5,8 +5,12 @@ goes through the proxy's resolver seam; nothing here opens a connection to an ad
 from __future__ import annotations
 
 import asyncio
+import http.server
 import ipaddress
 import socket
+import ssl
+import subprocess
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -217,3 +221,65 @@ def test_room_env_sends_every_installer_through_the_proxy() -> None:
     env = proxy.room_env(3128)
     assert env["HTTPS_PROXY"] == env["http_proxy"] == env["npm_config_https_proxy"] == "http://127.0.0.1:3128"
     assert env["NO_PROXY"] == env["no_proxy"] == env["npm_config_noproxy"] == ""
+
+
+def _tls_index(folder: Path, page: bytes) -> tuple[http.server.ThreadingHTTPServer, ssl.SSLContext, list[str]]:
+    """An HTTPS index on loopback (a certificate of its own for 127.0.0.1) answering `page` to every GET."""
+    key, cert = folder / "key.pem", folder / "cert.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    asked: list[str] = []
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+
+        def log_message(self, *args: object) -> None:
+            return None
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    serving = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    serving.load_cert_chain(cert, key)
+    server.socket = serving.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    trusting = ssl.create_default_context(cafile=str(cert))
+    return server, trusting, asked
+
+
+def test_an_https_indexs_page_is_read_before_the_first_tunnel_there_and_names_the_file_hosts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = b'{"files": [{"url": "https://files.test/packages/ab/mcp-2.3.0.tar.gz", "hashes": {}}]}'
+    server, trusting, asked = _tls_index(tmp_path, page)
+    port = server.server_address[1]
+    index = Target("127.0.0.1", port)
+    policy = Policy(frozenset({index}))
+    learn = [f"https://127.0.0.1:{port}/simple/mcp/", "https://elsewhere.test/simple/mcp/"]
+    box = proxy.EgressProxy(policy, resolver=_loopback_only, learn_urls=learn, tls=trusting)
+    box.start()
+    try:
+        assert Target("files.test", 443) not in policy.allowed()
+        assert connect(box, f"127.0.0.1:{port}") == b"HTTP/1.1 200 Connection established"
+        assert connect(box, f"127.0.0.1:{port}") == b"HTTP/1.1 200 Connection established"
+    finally:
+        box.close()
+        server.shutdown()
+    assert asked == ["/simple/mcp/"]  # once, and only on the index the installer went to
+    assert policy.allowed()[Target("files.test", 443)] is False
+    assert policy.taken() == []
+
+
+async def _loopback_only(host: str, port: int) -> list[str]:
+    if ipaddress.ip_address(host).is_loopback:
+        return [host]
+    raise OSError(f"a test resolves only loopback, not {host}")

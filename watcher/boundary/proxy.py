@@ -39,7 +39,7 @@ HEAD_LIMIT = 65536
 CONNECT_SECONDS = 15.0
 HEAD_SECONDS = 30.0
 LEARN_SECONDS = 20.0
-"""How long the pages an HTTPS index is asked for before an install (`learn_from`) may take, all together."""
+"""How long the pages read on an HTTPS index before the first tunnel there (`_prime`) may take, all together."""
 LEARN_ACCEPT = "application/vnd.pypi.simple.v1+json, application/json;q=0.9, text/html;q=0.5"
 LEARN_BYTES = 16 * 1024 * 1024
 """How much of an index's answer is read for file hosts (the rest passes unread)."""
@@ -85,9 +85,20 @@ def _loop() -> asyncio.AbstractEventLoop:
 class EgressProxy:
     """One room's proxy: listening on the host's 127.0.0.1 (a free port), allowing what `policy` allows."""
 
-    def __init__(self, policy: Policy, resolver: Resolver = system_resolver) -> None:
+    def __init__(
+        self,
+        policy: Policy,
+        resolver: Resolver = system_resolver,
+        learn_urls: Sequence[str] = (),
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self.policy = policy
+        self.tls = tls
+        """How the proxy's own page reads check an index's certificate (None: the system's trust store)."""
         self.resolver = resolver
+        self.learn_urls = tuple(learn_urls)
+        """Pages (the SDK's, on each index) read for the file hosts they name before the first tunnel there."""
+        self._primed: set[Target] = set()
         self.port = 0
         self._server: asyncio.base_events.Server | None = None
         self._open: set[asyncio.StreamWriter] = set()
@@ -117,19 +128,22 @@ class EgressProxy:
             writer.transport.abort()
         self._open.clear()
 
-    def learn_from(self, urls: Sequence[str], seconds: float = LEARN_SECONDS) -> None:
-        """Read the pages `urls` (the SDK's, on each index) for the file hosts they name, before the install:
-        an HTTPS index's answers cross the proxy encrypted, so the watcher asks the index itself, as the
-        installer will, under the same rules. A page that cannot be had teaches nothing (the install may fail)."""
-        future = asyncio.run_coroutine_threadsafe(self._learn_all(urls), _loop())
+    async def _prime(self, target: Target) -> None:
+        """Before the first tunnel to an HTTPS index: read the pages of `learn_from` on it for the file hosts
+        they name (its answers cross the proxy encrypted, so the watcher asks the index itself, as the installer
+        is about to, under the same rules). Only when the installer goes there: no request of the proxy's own
+        goes anywhere an install does not. A page that cannot be had teaches nothing (the install may fail)."""
+        if target in self._primed:
+            return
+        self._primed.add(target)
+        urls = [url for url in self.learn_urls if url.startswith("https://") and Target.of_url(url) == target]
+        if not urls:
+            return
+        learned = asyncio.gather(*(self._learn(url) for url in urls), return_exceptions=True)
         try:
-            future.result(timeout=seconds)
-        except Exception as exc:  # noqa: BLE001 — learning is best effort; the install's own answer says the rest
-            future.cancel()
-            log.info("the egress proxy learned no file hosts from %s: %s", ", ".join(urls), exc)
-
-    async def _learn_all(self, urls: Sequence[str]) -> None:
-        await asyncio.gather(*(self._learn(url) for url in urls), return_exceptions=True)
+            await asyncio.wait_for(learned, LEARN_SECONDS)
+        except TimeoutError:
+            log.info("the egress proxy learned no file hosts from %s within %.0f s", target, LEARN_SECONDS)
 
     async def _learn(self, url: str) -> None:
         target, parts = Target.of_url(url), urlsplit(url)
@@ -139,7 +153,7 @@ class EgressProxy:
         usable = [a for a in addresses if self.policy.judge_address(target, a) is None]
         if not usable:
             return
-        tls = ssl.create_default_context() if parts.scheme == "https" else None
+        tls = (self.tls or ssl.create_default_context()) if parts.scheme == "https" else None
         opened = asyncio.open_connection(
             str(usable[0]), target.port, ssl=tls, server_hostname=target.host if tls else None
         )
@@ -176,6 +190,8 @@ class EgressProxy:
         if request is None:
             await _answer(writer, 400, "not a proxy request (CONNECT host:port, or an absolute http:// URL)")
             return
+        if request.method == "CONNECT" and self.policy.is_index(request.target):
+            await self._prime(request.target)
         up_reader, up_writer = await self._connect(request.target, writer)
         self._open.add(up_writer)
         try:

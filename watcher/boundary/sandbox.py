@@ -247,7 +247,7 @@ class Room(Launcher):
     label: tuple[str, str] = ("", "")
     """The (server, step) an install room's egress refusals are recorded under."""
     learn_from: tuple[str, ...] = ()
-    """Pages of the indexes (the SDK's) the proxy reads before the install for the file hosts they name."""
+    """The SDK's pages on the indexes: read by the proxy, before the first tunnel to each, for their file hosts."""
     refused: list[egress.Refusal] = field(default_factory=list)
     """What the room's proxy refused (or, under `audit`, let through) over every start."""
     _resolv: str | None = None
@@ -312,9 +312,8 @@ class Room(Launcher):
         """The room's one way out: a proxy of the watcher's allowing the installers' configured indexes."""
         indexes = egress.configured_indexes({**os.environ, **env}, defaults=self.sandbox.index_sources())
         policy = egress.Policy(indexes, self.sandbox.egress, server=self.label[0], step=self.label[1])
-        started = EgressProxy(policy, resolver=self.sandbox.resolver)
+        started = EgressProxy(policy, resolver=self.sandbox.resolver, learn_urls=self.learn_from)
         started.start()
-        started.learn_from([url for url in self.learn_from if url.startswith("https://")])
         return started
 
     def refusals(self) -> list[egress.Refusal]:

@@ -3,7 +3,8 @@
 `boundary(config)` is `suites.sandbox`'s choice with `suites.egress` and the indexes the proxy allows besides the
 installers' own settings (`watcher.boundary.egress`): pip's default index (its configuration, else the library's
 constant), npm's registry (`npm config get registry`) and every SDK source's `url` from the config. `learn_urls`
-names the pages the proxy reads before an install (the SDK's, on each HTTPS index) for the file hosts they name.
+names the pages the proxy reads (the SDK's, on each HTTPS index, before the installer's first tunnel there) for
+the file hosts they name: pip's and uv's indexes are told by "/simple" in their URL, the rest are npm's.
 """
 
 from __future__ import annotations
@@ -46,4 +47,6 @@ def learn_urls(language: str, package: str, env: dict[str, str], defaults: Seque
     if language == "python":
         name = canonicalize_name(package)
         return [f"{url.rstrip('/')}/{name}/" for url in urls if "/simple" in url]
-    return [f"{url.rstrip('/')}/{quote(package, safe='@')}" for url in urls if "/simple" not in url]
+    if language == "typescript":
+        return [f"{url.rstrip('/')}/{quote(package, safe='@')}" for url in urls if "/simple" not in url]
+    return []  # a declared build's tools and indexes are its own
