@@ -144,6 +144,9 @@ class Policy:
     """File hosts learned from an index's answers, each with whether loopback is allowed for it (it was
     learned from an index on loopback and is written as loopback itself)."""
     refusals: list[Refusal] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    """Allowed requests that failed (an index down, a name that does not resolve): what the installer saw as
+    the proxy's 502 is said here with its cause, for the step's blame. Never counted as refused."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def allowed(self) -> dict[Target, bool]:
@@ -204,6 +207,11 @@ class Policy:
         with self._lock:
             self.refusals.append(refusal)
         return refusal
+
+    def note_failure(self, text: str) -> None:
+        with self._lock:
+            if len(self.failures) < LEARNED_CAP:
+                self.failures.append(text)
 
     def taken(self) -> list[Refusal]:
         """The refusals so far (a copy)."""

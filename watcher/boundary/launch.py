@@ -65,6 +65,10 @@ class Launcher:
         """What the step's egress proxy refused (or recorded under `suites.egress: audit`); a room's only."""
         return []
 
+    def egress_failures(self) -> list[str]:
+        """Allowed requests of the step's egress proxy that failed, with their cause (an index down)."""
+        return []
+
     def describe(self) -> str:
         raise NotImplementedError
 

@@ -22,6 +22,7 @@ import contextlib
 import functools
 import ipaddress
 import logging
+import os
 import socket
 import ssl
 import threading
@@ -217,7 +218,7 @@ class EgressProxy:
         try:
             addresses = [ipaddress.ip_address(a) for a in await self.resolver(target.host, target.port)]
         except (OSError, ValueError) as exc:
-            await _answer(client, 502, f"{target.host} cannot be resolved: {exc}")
+            await self._failed(client, f"{target.host} cannot be resolved: {exc}")
             raise _Refused from exc
         chosen: Address | None = None
         for address in addresses:
@@ -229,13 +230,19 @@ class EgressProxy:
                 raise _Refused
             chosen = chosen or address
         if chosen is None:
-            await _answer(client, 502, f"{target.host} has no address")
+            await self._failed(client, f"{target.host} cannot be resolved: it has no address")
             raise _Refused
         try:
             return await asyncio.wait_for(asyncio.open_connection(str(chosen), target.port), CONNECT_SECONDS)
         except (OSError, TimeoutError) as exc:
-            await _answer(client, 502, f"{target} cannot be reached: {exc}")
+            why = os.strerror(exc.errno) if isinstance(exc, OSError) and exc.errno else str(exc) or "timed out"
+            await self._failed(client, f"{target} cannot be reached: {why}")
             raise _Refused from exc
+
+    async def _failed(self, client: asyncio.StreamWriter, text: str) -> None:
+        """An allowed request that failed: answered 502, and noted for the step's blame (not a refusal)."""
+        self.policy.note_failure(text)
+        await _answer(client, 502, text)
 
     async def _forward(
         self,

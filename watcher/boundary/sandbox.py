@@ -250,6 +250,8 @@ class Room(Launcher):
     """The SDK's pages on the indexes: read by the proxy, before the first tunnel to each, for their file hosts."""
     refused: list[egress.Refusal] = field(default_factory=list)
     """What the room's proxy refused (or, under `audit`, let through) over every start."""
+    failed: list[str] = field(default_factory=list)
+    """Allowed requests of the room's proxy that failed, with their cause, over every start."""
     _resolv: str | None = None
     _proxy: EgressProxy | None = None
 
@@ -319,6 +321,9 @@ class Room(Launcher):
     def refusals(self) -> list[egress.Refusal]:
         return [*self.refused, *(self._proxy.policy.taken() if self._proxy else [])]
 
+    def egress_failures(self) -> list[str]:
+        return [*self.failed, *(self._proxy.policy.failures if self._proxy else [])]
+
     def _forward(self, pid: int, forwarded: Forwarded) -> None:
         """The room's 127.0.0.1:port, forwarded by the relay (listening in the room, connecting to its target)."""
         helper, port = networks.start_relay(pid, forwarded.to, forwarded.port)
@@ -352,6 +357,7 @@ class Room(Launcher):
         self.helpers.clear()
         if self._proxy is not None:
             self.refused += self._proxy.policy.taken()
+            self.failed += self._proxy.policy.failures
             self._proxy.close()
             self._proxy = None
         reaper.reap_rooms()  # the room's first process, handed to us when bwrap exits

@@ -470,8 +470,12 @@ class BuildContext:
         )
         self.result.egress_refused += [refusal.as_dict() for refusal in launcher.refusals()]
         if not run.ok:
-            self.fail(f"{step} failed ({run.describe()})", run.tail)
-            fault = None if run.timed_out or run.cancelled else blame.watcher_fault(run.tail)
+            # The proxy's 502 is what the installer saw; the proxy says why (an index down, a name unknown).
+            said = "".join(f"\negress proxy: {text}" for text in launcher.egress_failures()[-5:])
+            self.fail(f"{step} failed ({run.describe()})", run.tail + said)
+            fault = (
+                None if run.timed_out or run.cancelled else blame.watcher_fault(said) or blame.watcher_fault(run.tail)
+            )
             if fault is not None:
                 self.result.watcher_fault, self.result.fault_rule = fault.reason, fault.rule
         return run.ok
