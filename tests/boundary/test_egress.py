@@ -52,10 +52,13 @@ def test_rule_multicast() -> None:
 
 
 def test_rule_private_network() -> None:
-    for text in ("10.1.2.3", "172.16.0.1", "192.168.1.1", "fd00::1", "0.0.0.0", "240.0.0.1"):
+    for text in ("10.1.2.3", "172.16.0.1", "192.168.1.1", "100.64.0.1", "fd00::1", "0.0.0.0", "240.0.0.1", "::"):
         assert egress.private_network(ip(text)), text
     assert not egress.private_network(ip("127.0.0.1"))  # loopback has its own rule
     assert not egress.private_network(ip("93.184.216.34"))
+    # Documentation ranges route nowhere on the Internet: a gateway answering there for the registries is the
+    # operator's (this workplace's registries resolve into 203.0.113.0/24).
+    assert not egress.private_network(ip("203.0.113.80")) and not egress.private_network(ip("2001:db8::1"))
 
 
 def test_the_rules_apply_after_resolving_and_an_ipv4_mapped_address_is_judged_as_ipv4() -> None:

@@ -120,9 +120,29 @@ def multicast(address: Address) -> bool:
     return address.is_multicast
 
 
+PRIVATE_NETWORKS = tuple(
+    ipaddress.ip_network(net)
+    for net in (
+        "10.0.0.0/8",
+        "172.16.0.0/12",
+        "192.168.0.0/16",
+        "100.64.0.0/10",
+        "0.0.0.0/8",
+        "240.0.0.0/4",
+        "fc00::/7",
+        "fec0::/10",
+        "::/128",
+    )
+)
+"""Private use (RFC 1918, 6598 shared, 4193 unique local, site-local), "this network", reserved (240/4 and the
+broadcast address) and the unspecified address. Not the documentation or benchmarking ranges (192.0.2/24,
+198.51.100/24, 203.0.113/24, 198.18/15, 2001:db8::/32): they route nowhere on the Internet, and a gateway that
+answers on one for the registries (some networks route them so) is the operator's own."""
+
+
 def private_network(address: Address) -> bool:
-    """The address is private, reserved or unspecified (10/8, 172.16/12, 192.168/16, fc00::/7, 0.0.0.0, ...)."""
-    return not address.is_loopback and (address.is_private or address.is_reserved or address.is_unspecified)
+    """The address is private, reserved or unspecified (10/8, 172.16/12, 192.168/16, 100.64/10, fc00::/7, ...)."""
+    return any(address in net for net in PRIVATE_NETWORKS if net.version == address.version)
 
 
 def _unmapped(address: Address) -> Address:
