@@ -46,7 +46,7 @@ from watcher.core.errors import ToolMissing
 from watcher.suites.build import blame, toolchain
 from watcher.suites.build import wheels as shared
 from watcher.suites.build.declared import build_declared
-from watcher.suites.build.indexes import learn_urls
+from watcher.suites.build.indexes import learn_urls, with_sources
 
 log = logging.getLogger(__name__)
 
@@ -189,6 +189,7 @@ def prepare_env(
     `shared_wheels` (used only with a room): the download cache the build reads and the watcher fills.
     A `boundary` that is refused (a room asked for, none to be had) builds nothing: the result says why."""
     started = time.monotonic()
+    boundary = with_sources(boundary)
     refusal = f"not built: {boundary.reason}" if boundary.refused else None
     if refusal is None and not project.is_dir():
         refusal = f"the server's project folder does not exist: {project}"

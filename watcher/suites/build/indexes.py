@@ -33,6 +33,13 @@ def boundary(config: WatcherConfig) -> sandbox.Sandbox:
     )
 
 
+def with_sources(chosen: sandbox.Sandbox) -> sandbox.Sandbox:
+    """`chosen`, naming the installers' default indexes when its chooser named none (a bare `sandbox.choose`)."""
+    if chosen.index_sources is not tuple:
+        return chosen
+    return dataclasses.replace(chosen, index_sources=default_indexes)
+
+
 def default_indexes(sources: Sequence[str] = ()) -> list[str]:
     """The installers' defaults and the SDK sources' URLs (npm's left out when npm cannot say)."""
     urls = [pypi.default_base(), *sources]
@@ -44,9 +51,7 @@ def default_indexes(sources: Sequence[str] = ()) -> list[str]:
 def learn_urls(language: str, package: str, env: dict[str, str], defaults: Sequence[str]) -> list[str]:
     """The SDK's page on each index its installer may use: PEP 503/691 project pages, or npm's packument."""
     urls = egress.index_urls({**os.environ, **env}, defaults=defaults)
-    if language == "python":
-        name = canonicalize_name(package)
-        return [f"{url.rstrip('/')}/{name}/" for url in urls if "/simple" in url]
-    if language == "typescript":
-        return [f"{url.rstrip('/')}/{quote(package, safe='@')}" for url in urls if "/simple" not in url]
-    return []  # a declared build's tools and indexes are its own
+    # Every kind, whatever the language: a declared build may install with either, and a page is read only when
+    # the installer tunnels to its index anyway.
+    simple = [f"{url.rstrip('/')}/{canonicalize_name(package)}/" for url in urls if "/simple" in url]
+    return simple + [f"{url.rstrip('/')}/{quote(package, safe='@')}" for url in urls if "/simple" not in url]

@@ -41,7 +41,7 @@ from watcher.core.errors import ConformanceError as ConformanceError
 from watcher.core.errors import UntrustedInputError
 from watcher.suites.build import toolchain
 from watcher.suites.build.env import locked, remove_env, seal
-from watcher.suites.build.indexes import learn_urls
+from watcher.suites.build.indexes import learn_urls, with_sources
 
 FAILING = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
@@ -103,6 +103,7 @@ def ensure_conformance(
     refused installs nothing."""
     if boundary.refused:
         raise ConformanceError(f"{package} was not installed: {boundary.reason}")
+    boundary = with_sources(boundary)
     toolchain.check_node()
     name, version = split_package_spec(package)
     key = hashlib.sha256(json.dumps([package, registry]).encode()).hexdigest()[:12]
