@@ -115,7 +115,7 @@ def test_a_forward_that_cannot_be_made_is_an_error_and_the_room_never_runs(tmp_p
     assert room.helpers == []
 
 
-def test_a_registry_on_the_hosts_loopback_is_forwarded_any_other_goes_through_slirp() -> None:
+def test_a_registry_on_the_hosts_loopback_is_forwarded_any_other_goes_through_the_egress_proxy() -> None:
     assert registry_network("http://127.0.0.1:4873/") == Forwarded(4873, Endpoint(4873))
     assert registry_network("http://localhost:8080/npm/") == Forwarded(8080, Endpoint(8080))
     assert registry_network("http://127.1.2.3/") == Forwarded(80, Endpoint(80))

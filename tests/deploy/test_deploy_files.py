@@ -519,13 +519,16 @@ def test_systemd_sandbox_is_strict_but_lets_suites_run():
 
 def test_systemd_unit_allows_exactly_what_the_run_boundary_needs():
     """bubblewrap rooms (suites.sandbox: bubblewrap in the shipped config): their namespaces, mounts and
-    slirp4netns's tap device; nothing else is widened (no capabilities, no new privileges)."""
+    no device (an install's way out is the watcher's egress proxy, no tap); nothing else is widened (no
+    capabilities, no new privileges)."""
     service = _unit()["Service"]
     assert set(service["RestrictNamespaces"].split()) == {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"}
     assert "@mount" in service["SystemCallFilter"].split()
-    assert service["BindPaths"] == "/dev/net/tun" and service["DeviceAllow"] == "/dev/net/tun rw"
+    assert "BindPaths" not in service and "DeviceAllow" not in service and _yes(service, "PrivateDevices")
     assert _yes(service, "NoNewPrivileges") and service["CapabilityBoundingSet"] == ""
     assert load_config(SYSTEMD_CONFIG).config.suites.sandbox == "bubblewrap"
+    assert load_config(SYSTEMD_CONFIG).config.suites.egress == "block"
+    assert load_config(CONTAINER_CONFIG).config.suites.egress == "block"
 
 
 def _systemd_root(tmp_path: Path) -> Path:

@@ -18,7 +18,10 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from watcher.boundary.egress import Refusal
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +37,7 @@ class HostReason(enum.Enum):
         "one of the watcher's own tools asked about itself or its settings (`node --version`, "
         "`npm config get registry`): no package, no script, no project code"
     )
-    HELPER = "a helper of the boundary itself: bwrap's probe, slirp4netns, the relay"
+    HELPER = "a helper of the boundary itself: bwrap's probe, slirp4netns (the benchmark's), the relay"
     RESOLVE = (
         "the watcher's own `uv pip compile --only-binary :all:` for the shared wheel cache: it reads wheel "
         "metadata from the index and runs no package code"
@@ -61,6 +64,14 @@ class Launcher:
 
     def close(self) -> None:
         return None
+
+    def refusals(self) -> list[Refusal]:
+        """What the step's egress proxy refused (or recorded under `suites.egress: audit`); a room's only."""
+        return []
+
+    def egress_failures(self) -> list[str]:
+        """Allowed requests of the step's egress proxy that failed, with their cause (an index down)."""
+        return []
 
     def describe(self) -> str:
         raise NotImplementedError

@@ -3,8 +3,10 @@
 Every room has a network namespace of its own with only a loopback device. On top of that, its `Network` is:
 
 - `"none"`: nothing else (a server under test; the watcher reaches an HTTP one through `relay.py`);
-- `"registry"`: outbound through slirp4netns with `--disable-host-loopback` (an install from a registry
-  elsewhere: the host's 127.0.0.1 services stay out of reach);
+- `"registry"`: no route out; the room's 127.0.0.1:3128 leads to the watcher's egress proxy (`proxy.py`), which
+  allows only the installers' configured indexes and the file hosts they name (an install);
+- `"slirp"`: outbound to every address but the host's loopback, through slirp4netns (`slirp.py`): what installs
+  had before the proxy, kept only for the boundary benchmark's side-by-side;
 - `Forwarded(port, to)`: no route out, but the room's 127.0.0.1:port leads to one endpoint — the server under
   test for the conformance suite's room, a registry on the host's loopback for an install room.
 """
@@ -47,14 +49,16 @@ class Forwarded:
     to: Endpoint
 
 
-Network = Literal["none", "registry"] | Forwarded
+Network = Literal["none", "registry", "slirp"] | Forwarded
 
 
 def describe(network: Network) -> str:
     if network == "none":
         return "own loopback only"
     if network == "registry":
-        return "registries only (slirp4netns, no host loopback)"
+        return "no route out; the watcher's egress proxy to the configured indexes only"
+    if network == "slirp":
+        return "outbound to all but the host's loopback (slirp4netns)"
     assert isinstance(network, Forwarded)
     return f"one forwarded port: 127.0.0.1:{network.port} to {network.to.describe()}"
 
@@ -74,7 +78,7 @@ def loopback_port(url: str) -> int | None:
 
 def registry_network(url: str | None) -> Network:
     """An install room's network: a registry on the host's loopback (a mirror, the tests' fake) is its one
-    forwarded port; any other goes out through slirp4netns, which never reaches the host's loopback."""
+    forwarded port; any other is reached through the egress proxy (no route out but it)."""
     port = loopback_port(url) if url else None
     return "registry" if port is None else Forwarded(port, Endpoint(port))
 

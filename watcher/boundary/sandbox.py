@@ -15,14 +15,14 @@ the watcher's venv or the home folders. It has its own PID namespace and `--die-
 process it started dies with it; no capabilities; and when the watcher is root, it runs as uid/gid
 65534 (`setpriv` as the room's first command), so root-only files stay closed.
 
-Network (`network.py`, one parameter of a room): the install step gets a network namespace whose only way out
-is slirp4netns with `--disable-host-loopback` (outbound to the registries; the host's 127.0.0.1 services are
-unreachable), or, for a registry on the host's loopback, that one port forwarded; the server under test gets no
+Network (`network.py`, one parameter of a room): the install step gets a network namespace with no route out:
+its one way out is a port forwarded to the watcher's egress proxy (`proxy.py`), which allows only the configured
+indexes and the file hosts they name, and records every refusal (`egress.py`); the server under test gets no
 network but its own loopback; the conformance suite's room gets one forwarded port, to the server under test.
 The watcher's clients (snapshot, evaluation) reach an HTTP server through `relay.py`, a small forwarder that
 joins the room's network namespace — the server itself has no route out.
 
-`suites.sandbox`: `auto` (bubblewrap when `bwrap` and `slirp4netns` work here; where they do not, outside code
+`suites.sandbox`: `auto` (bubblewrap when `bwrap` works here; where they do not, outside code
 is refused), `bubblewrap` (the same, said explicitly: the deploy kit ships it) or `none` (`off` is the same):
 the explicit opt-out, outside code runs on the host.
 """
@@ -38,18 +38,19 @@ import os
 import select
 import shutil
 import subprocess
-import tempfile
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
 from urllib.parse import unquote, urlparse
 
+from watcher.boundary import egress, proxy, reaper, slirp
 from watcher.boundary import network as networks
-from watcher.boundary import reaper, relay
+from watcher.boundary.egress import Mode as EgressMode
 from watcher.boundary.launch import Host, HostReason, Launcher, ToolTimeout, run_tool, spawn
 from watcher.boundary.network import Forwarded, Network
+from watcher.boundary.proxy import EgressProxy, Resolver
 from watcher.core.errors import SuiteError
 
 log = logging.getLogger(__name__)
@@ -71,8 +72,6 @@ ETC_SECRET_DIRS = ("/etc/ssh", "/etc/ssl/private", "/etc/mcp-watcher", "/etc/cre
 PROBE_SECONDS = 15.0
 SANDBOX_UID = 65534
 """The uid and gid a room runs as when the watcher is root ("nobody" on Debian)."""
-SLIRP_DNS = "10.0.2.3"
-"""slirp4netns's built-in resolver: the room's resolv.conf names it (the host's may be on 127.0.0.1)."""
 START_SECONDS = 15.0
 
 
@@ -89,7 +88,13 @@ class Sandbox:
     """A room was asked for (`auto` or `bubblewrap`) but cannot be made here: outside code is refused (runs are
     errors), never run without one. Only `none` runs it on the host."""
     slirp: str | None = None
-    """slirp4netns: the install step's only way out (to the registries, not the host's loopback)."""
+    """slirp4netns, when installed: only the "slirp" network (the benchmark's comparison) uses it."""
+    egress: EgressMode = "block"
+    """`suites.egress`: what an install room's proxy does with a request off its allow-list (`egress.py`)."""
+    index_sources: Callable[[], Sequence[str]] = tuple
+    """The installers' default indexes and the SDK sources the config names (the caller's: `suites.build.indexes`)."""
+    resolver: Resolver = proxy.system_resolver
+    """How the proxy looks names up (tests give it a resolver of their own)."""
 
     @property
     def active(self) -> bool:
@@ -106,7 +111,8 @@ class Sandbox:
 
     def network_note(self) -> str:
         return (
-            "install: registries only (slirp4netns, no host loopback); run: own loopback only; "
+            f"install: no route out, only the watcher's proxy to the configured indexes (egress: {self.egress}); "
+            "run: own loopback only; "
             "conformance suite: one forwarded port, to the server under test"
         )
 
@@ -183,6 +189,8 @@ class Sandbox:
         hidden: Iterable[str | os.PathLike[str]] = (),
         network: Network = "none",
         protected: Iterable[str | os.PathLike[str]] = (),
+        audit_as: tuple[str, str] = ("", ""),
+        learn_from: Sequence[str] = (),
     ) -> Launcher:
         """How a step that runs outside code is started: inside a room when the sandbox is active, on the host
         under `suites.sandbox: none`; RoomRefused when a room was asked for and cannot be had."""
@@ -190,7 +198,9 @@ class Sandbox:
             raise RoomRefused(self.reason)
         if not self.active:
             return Host(HostReason.OPTED_OUT)
-        return Room(self, tuple(readable), tuple(writable), tuple(hidden), network, tuple(protected))
+        room = Room(self, tuple(readable), tuple(writable), tuple(hidden), network, tuple(protected), label=audit_as)
+        room.learn_from = tuple(learn_from)
+        return room
 
     def hand_over(self, folder: Path) -> None:
         """Let the room's user write `folder` (the environment being built): chown to it when we are root."""
@@ -223,8 +233,9 @@ def _chown_tree(folder: Path, uid: int, gid: int) -> None:
 
 @dataclass
 class Room(Launcher):
-    """One bubblewrap room for one step: its own namespaces, and its network (`network.py`): a slirp4netns link
-    for an install from a registry, or one port forwarded by the relay."""
+    """One bubblewrap room for one step: its own namespaces, and its network (`network.py`): for an install, the
+    relay's one port to the watcher's egress proxy (started with the room, stopped with it), or one port
+    forwarded by the relay."""
 
     sandbox: Sandbox
     readable: tuple[str | os.PathLike[str], ...]
@@ -233,7 +244,16 @@ class Room(Launcher):
     network: Network
     protected: tuple[str | os.PathLike[str], ...] = ()
     helpers: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    label: tuple[str, str] = ("", "")
+    """The (server, step) an install room's egress refusals are recorded under."""
+    learn_from: tuple[str, ...] = ()
+    """The SDK's pages on the indexes: read by the proxy, before the first tunnel to each, for their file hosts."""
+    refused: list[egress.Refusal] = field(default_factory=list)
+    """What the room's proxy refused (or, under `audit`, let through) over every start."""
+    failed: list[str] = field(default_factory=list)
+    """Allowed requests of the room's proxy that failed, with their cause, over every start."""
     _resolv: str | None = None
+    _proxy: EgressProxy | None = None
 
     def describe(self) -> str:
         return f"bubblewrap room (network: {networks.describe(self.network)})"
@@ -244,8 +264,11 @@ class Room(Launcher):
         cwd = popen.get("cwd") or os.getcwd()
         info_r, info_w = os.pipe()
         block_r, block_w = os.pipe()
+        if self.network in ("registry", "slirp"):  # the proxy resolves names itself: the room gets no DNS
+            self._resolv = slirp.resolv_file(slirp.SLIRP_DNS if self.network == "slirp" else None)
         if self.network == "registry":
-            self._resolv = _resolv_file()
+            popen["env"] = {**(popen.get("env") or os.environ), **proxy.room_env()}
+            self._proxy = self._start_proxy(popen["env"])
         extra = ["--info-fd", str(info_w), "--block-fd", str(block_r)]
         argv = self.sandbox.wrap(
             command,
@@ -266,8 +289,10 @@ class Room(Launcher):
         try:
             info = _read_info(info_r)
             self.netns_pid = int(info["child-pid"]) if info else None
-            if self.network == "registry" and self.netns_pid is not None:
-                self._link(self.netns_pid)
+            if self.network == "slirp" and self.netns_pid is not None and self.sandbox.slirp is not None:
+                self.helpers.append(slirp.link(self.sandbox.slirp, self.netns_pid))
+            elif self._proxy is not None and self.netns_pid is not None:
+                self._forward(self.netns_pid, Forwarded(proxy.ROOM_PORT, networks.Endpoint(self._proxy.port)))
             elif isinstance(self.network, Forwarded) and self.netns_pid is not None:
                 self._forward(self.netns_pid, self.network)
         except OSError:
@@ -285,46 +310,19 @@ class Room(Launcher):
         os.close(block_w)
         return proc
 
-    def _link(self, pid: int) -> None:
-        """Give the room's network namespace a way out through slirp4netns, without the host's loopback."""
-        assert self.sandbox.slirp is not None
-        _wait_loopback(pid)
-        ready_r, ready_w = os.pipe()
-        command = [self.sandbox.slirp, "--configure", "--mtu=65520", "--disable-host-loopback"]
-        command += ["--ready-fd", str(ready_w)]
-        passed = [ready_w]
-        if os.geteuid() != 0:
-            # The user namespace that owns the room's network (not the room's own: bwrap nests that one).
-            net = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY)
-            try:
-                passed.append(relay.owner_userns(net))
-            finally:
-                os.close(net)
-            command += ["--userns-path", f"/proc/self/fd/{passed[-1]}"]
-        command += [str(pid), "tap0"]
-        try:
-            helper = spawn(
-                command,
-                pass_fds=passed,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-        finally:
-            for fd in passed:
-                os.close(fd)
-        self.helpers.append(helper)
-        ready, _, _ = select.select([ready_r], [], [], START_SECONDS)
-        said = os.read(ready_r, 1) if ready else b""
-        os.close(ready_r)
-        if not ready:
-            log.warning("slirp4netns was not ready within %.0f s; the install may have no network", START_SECONDS)
-        elif not said:  # it ended without configuring the room: say so rather than let the install time out
-            log.warning(
-                "slirp4netns ended before the room's network was up (exit %s): the install has no network",
-                helper.wait(5),
-            )
+    def _start_proxy(self, env: Mapping[str, str]) -> EgressProxy:
+        """The room's one way out: a proxy of the watcher's allowing the installers' configured indexes."""
+        indexes = egress.configured_indexes({**os.environ, **env}, defaults=self.sandbox.index_sources())
+        policy = egress.Policy(indexes, self.sandbox.egress, server=self.label[0], step=self.label[1])
+        started = EgressProxy(policy, resolver=self.sandbox.resolver, learn_urls=self.learn_from)
+        started.start()
+        return started
+
+    def refusals(self) -> list[egress.Refusal]:
+        return [*self.refused, *(self._proxy.policy.taken() if self._proxy else [])]
+
+    def egress_failures(self) -> list[str]:
+        return [*self.failed, *(self._proxy.policy.failures if self._proxy else [])]
 
     def _forward(self, pid: int, forwarded: Forwarded) -> None:
         """The room's 127.0.0.1:port, forwarded by the relay (listening in the room, connecting to its target)."""
@@ -357,6 +355,11 @@ class Room(Launcher):
             for stream in (helper.stdin, helper.stdout):
                 _close(stream)
         self.helpers.clear()
+        if self._proxy is not None:
+            self.refused += self._proxy.policy.taken()
+            self.failed += self._proxy.policy.failures
+            self._proxy.close()
+            self._proxy = None
         reaper.reap_rooms()  # the room's first process, handed to us when bwrap exits
         if self._resolv:
             with contextlib.suppress(OSError):
@@ -368,26 +371,6 @@ def _close(stream: IO[bytes] | None) -> None:
     if stream is not None:
         with contextlib.suppress(OSError):
             stream.close()
-
-
-def _wait_loopback(pid: int, seconds: float = 3.0) -> None:
-    """Wait until bwrap has brought the room's loopback up: slirp4netns configuring the namespace at the
-    same moment makes bwrap's own set-up fail ("loopback: Failed RTM_NEWADDR"). The kernel adds ::1 to
-    `lo` when it goes up, so its line in the namespace's if_inet6 is the sign (without IPv6: a short wait)."""
-    table = Path(f"/proc/{pid}/net/if_inet6")
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if any(line.split()[-1:] == ["lo"] for line in table.read_text().splitlines()):
-                return
-        except FileNotFoundError:
-            if not Path(f"/proc/{pid}").exists():
-                return  # the room is gone already
-            time.sleep(0.2)  # no IPv6 here: give bwrap a moment
-            return
-        except OSError:
-            return
-        time.sleep(0.005)
 
 
 def _read_info(fd: int) -> dict[str, Any] | None:
@@ -406,14 +389,6 @@ def _read_info(fd: int) -> dict[str, Any] | None:
             parsed = json.loads(data)
             return parsed if isinstance(parsed, dict) else None
     return None
-
-
-def _resolv_file() -> str:
-    handle, path = tempfile.mkstemp(prefix="mcp-watcher-resolv-")
-    with os.fdopen(handle, "w") as out:
-        out.write(f"nameserver {SLIRP_DNS}\n")
-    os.chmod(path, 0o644)
-    return path
 
 
 def _system_binds() -> list[str]:
@@ -531,8 +506,6 @@ def choose(setting: Setting, *, announce: bool = True) -> Sandbox:
     bwrap = find_bwrap()
     slirp = find_slirp()
     problem, network = probe(bwrap) if bwrap else ("bwrap is not installed (Debian package bubblewrap)", False)
-    if problem is None and slirp is None:
-        problem = "slirp4netns is not installed (Debian package slirp4netns): installs would have no network"
     if problem is None and bwrap:
         return Sandbox("bubblewrap", bwrap, bwrap=bwrap, isolated_network=network, slirp=slirp)
     if setting == "bubblewrap":

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from watcher.boundary import sandbox
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.core import progress, vault
@@ -29,7 +28,7 @@ from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
 from watcher.evaluation.providers import make_provider
 from watcher.evaluation.settings import Evaluation
 from watcher.evaluation.tasks import Task, load_tasks
-from watcher.suites.build import wheels
+from watcher.suites.build import indexes, wheels
 from watcher.suites.build.env import prepare_env
 from watcher.suites.run.server import resolve_command, server_room_paths
 from watcher.suites.runner import version_refusal
@@ -77,7 +76,7 @@ def built_sides(
         )
     secrets = secret_env_names(config)
     package = sdk_package_of(config, server)
-    boundary = sandbox.choose(config.suites.sandbox)
+    boundary = indexes.boundary(config)
     if boundary.refused:  # the same run boundary as the suites: never start a server outside it
         raise SideError(boundary.reason)
     with contextlib.ExitStack() as stack:

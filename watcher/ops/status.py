@@ -49,7 +49,12 @@ def collect_status(loaded: LoadedConfig, store: Store) -> dict[str, Any]:
     for server in config.servers:
         done = store.runs(status="done", server=server.name, limit=1)
         last_runs[server.name] = (
-            {"sdk_version": done[0]["sdk_version"], "verdict": done[0]["verdict"], "finished": done[0]["finished"]}
+            {
+                "sdk_version": done[0]["sdk_version"],
+                "verdict": done[0]["verdict"],
+                "finished": done[0]["finished"],
+                "egress_refused": egress_refused(done[0]["report"]),
+            }
             if done
             else None
         )
@@ -126,17 +131,31 @@ def server_set_lines(section: dict[str, Any]) -> list[str]:
 
 def protection_status(loaded: LoadedConfig) -> dict[str, Any]:
     """What keeps the watcher's secrets from the code under test: this process's seal and the suite sandbox."""
-    from watcher.boundary import sandbox
     from watcher.core import vault
+    from watcher.suites.build import indexes
 
     sealed = vault.current()
-    suite_sandbox = sandbox.choose(loaded.config.suites.sandbox)
+    suite_sandbox = indexes.boundary(loaded.config)
     return {
         "process": sealed.to_json() if sealed else None,
         "process_text": sealed.describe() if sealed else "not sealed (status was not started by the CLI)",
         "suite_sandbox": suite_sandbox.to_json(),
         "suite_sandbox_text": suite_sandbox.describe(),
     }
+
+
+def egress_refused(report: object) -> list[dict[str, Any]]:
+    """A run's egress audit: what its install rooms' proxy refused (or let through under `audit`)."""
+    install = report.get("install") if isinstance(report, dict) else None
+    refused = install.get("egress_refused") if isinstance(install, dict) else None
+    return [r for r in refused or [] if isinstance(r, dict)]
+
+
+def _egress_line(refused: list[dict[str, Any]]) -> str:
+    shown = sorted({f"{r.get('host')}:{r.get('port')} ({r.get('rule')})" for r in refused})
+    audit = any(r.get("let_through") for r in refused)
+    more = f", +{len(shown) - 5} more" if len(shown) > 5 else ""
+    return f"      egress {'recorded (audit)' if audit else 'REFUSED'} {len(refused)}x: {', '.join(shown[:5])}{more}"
 
 
 def _pre(source: dict[str, Any]) -> str:
@@ -190,6 +209,8 @@ def render_status(status: dict[str, Any]) -> str:
     for server, last in runs["last"].items():
         verdict = f"{last['verdict']} against {last['sdk_version']} ({last['finished']})" if last else "no run yet"
         lines.append(f"  {server:22} {verdict}")
+        if last and last.get("egress_refused"):
+            lines.append(_egress_line(last["egress_refused"]))
     from watcher.repos.show import repos_lines
 
     lines += repos_lines(status.get("repos") or [], status.get("discovery"))

@@ -16,12 +16,12 @@ from typing import Any
 
 import httpx
 
-from watcher.boundary import sandbox
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.core.errors import WatcherError
 from watcher.core.store import Store
 from watcher.polling.poll import SourceOutcome, fetch_source, record
 from watcher.sources.settings import SdkSource
+from watcher.suites.build import indexes
 from watcher.suites.judge import conformance
 
 SUITE_SOURCE = "conformance-suite"
@@ -74,7 +74,7 @@ def install(
     return conformance.ensure_conformance(
         f"{name}@{version}",
         tools_dir(loaded),
-        boundary=sandbox.choose(loaded.config.suites.sandbox),
+        boundary=indexes.boundary(loaded.config),
         registry=loaded.config.conformance.npm_registry,
         timeout=timeout,
         secret_names=secret_env_names(loaded.config),

@@ -28,6 +28,7 @@ from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import progress
 from watcher.core.errors import Cancelled
 from watcher.sources import versions
+from watcher.suites.build import indexes
 from watcher.suites.build.env import EnvResult
 from watcher.suites.build.install import install
 from watcher.suites.judge import contract, deprecations
@@ -44,7 +45,7 @@ class _Run(RunState):
     functions, named here so a step run (`_StepRun`) can replace the judge's and tools can drive a run by hand."""
 
     def __init__(self, loaded: LoadedConfig, server: Server, sdk_version: str, cancel: threading.Event | None):
-        super().__init__(loaded, server, sdk_version, cancel, sandbox.choose(loaded.config.suites.sandbox))
+        super().__init__(loaded, server, sdk_version, cancel, indexes.boundary(loaded.config))
 
     def install(self, version: str) -> EnvResult:
         return install(self, version)

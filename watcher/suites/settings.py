@@ -242,6 +242,9 @@ class SuiteSettings(StrictModel):
     sandbox: Literal["auto", "bubblewrap", "none", "off"] = "auto"
     """Outside code (installs, builds, servers, the conformance suite) in bubblewrap rooms: auto and bubblewrap
     refuse it where bwrap cannot run; none (or its older spelling off) is the explicit opt-out."""
+    egress: Literal["audit", "block"] = "block"
+    """An install room's proxy and a request off its allow-list (the configured indexes and the file hosts they
+    name): block refuses and records it; audit records it and lets it through."""
     shared_wheels: bool = True
     """Builds in a room take registry wheels from `<envs_dir>/_wheels` (hash-checked, read-only to rooms)."""
     shared_wheels_max_mb: int = Field(default=DEFAULT_SHARED_WHEELS_MAX_MB, ge=1)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,6 +85,18 @@ def stderr_note(state: str, text: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class EgressRow:
+    """One request of an install room that its egress proxy refused (or, under `audit`, recorded and let through)."""
+
+    at: str
+    step: str
+    target: str
+    address: str
+    rule: str
+    outcome: str
+
+
+@dataclass(frozen=True)
 class Link:
     label: str
     url: str
@@ -116,6 +128,8 @@ class RunPage:
     logs: list[LogTail]
     source_commit: str | None
     slack: list[Link]
+    egress: list[EgressRow] = field(default_factory=list)
+    """The install's egress audit (`report.install.egress_refused`)."""
 
 
 def _text(value: Any) -> str:
@@ -207,6 +221,23 @@ def _logs(ctx: WebContext, report: dict[str, Any], state: str) -> list[LogTail]:
     return logs
 
 
+def _egress(ctx: WebContext, report: dict[str, Any]) -> list[EgressRow]:
+    install = report.get("install")
+    refused = install.get("egress_refused") if isinstance(install, dict) else None
+    return [
+        EgressRow(
+            at=ctx.clean(r.get("at", "")),
+            step=ctx.clean(r.get("step", "")),
+            target=ctx.clean(f"{r.get('host', '')}:{r.get('port', '')}"),
+            address=ctx.clean(r.get("address") or "not resolved"),
+            rule=ctx.clean(r.get("rule", "")),
+            outcome="let through (audit)" if r.get("let_through") else "refused",
+        )
+        for r in refused or []
+        if isinstance(r, dict)
+    ]
+
+
 def _slack_links(ctx: WebContext, run: RunRow, team: str) -> list[Link]:
     from watcher.digest.sections.releases import thread_ref
 
@@ -279,4 +310,5 @@ def collect_run(ctx: WebContext, run_id: int) -> RunPage | None:
         logs=_logs(ctx, report, state),
         source_commit=str(source.get("commit")) if isinstance(source, dict) and source.get("commit") else None,
         slack=_slack_links(ctx, run, team),
+        egress=_egress(ctx, report),
     )

@@ -46,6 +46,7 @@ from watcher.core.errors import ToolMissing
 from watcher.suites.build import blame, toolchain
 from watcher.suites.build import wheels as shared
 from watcher.suites.build.declared import build_declared
+from watcher.suites.build.indexes import learn_urls, with_sources
 
 log = logging.getLogger(__name__)
 
@@ -101,6 +102,8 @@ class EnvResult:
     """Why the build failed when that was the watcher's own doing (`blame`: registry unreachable, its
     certificate not trusted, the registry down, a tool missing): the run is an error, not the server's fail."""
     fault_rule: str | None = None
+    egress_refused: list[dict[str, object]] = field(default_factory=list)
+    """What the install rooms' egress proxy refused (or let through under `suites.egress: audit`) (`egress.py`)."""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -186,6 +189,7 @@ def prepare_env(
     `shared_wheels` (used only with a room): the download cache the build reads and the watcher fills.
     A `boundary` that is refused (a room asked for, none to be had) builds nothing: the result says why."""
     started = time.monotonic()
+    boundary = with_sources(boundary)
     refusal = f"not built: {boundary.reason}" if boundary.refused else None
     if refusal is None and not project.is_dir():
         refusal = f"the server's project folder does not exist: {project}"
@@ -225,7 +229,7 @@ def prepare_env(
         room = boundary if boundary.active else None
         wheels = _usable(shared_wheels) if room is not None and language == "python" else None
         context = BuildContext(env_dir, project, sdk_package, sdk_version, timeout, secret_names, cancel, result, room)
-        context.shared_wheels = wheels
+        context.shared_wheels, context.server, context.language = wheels, server_name, language
         result.sandboxed = room is not None
         try:
             build(context)
@@ -385,6 +389,8 @@ class BuildContext:
     deadline: float = 0.0
     shared_wheels: shared.SharedWheels | None = None
     """The shared download cache the installer reads (read-only in the room), when there is one."""
+    server: str = ""
+    language: str = "python"
 
     def find_links(self, env: dict[str, str], variable: str, separator: str | None) -> list[str]:
         """The installer's options to take wheels from the shared cache (nothing without one). The
@@ -432,7 +438,7 @@ class BuildContext:
             )
         return env
 
-    def launcher(self) -> Launcher:
+    def launcher(self, step: str = "", env: dict[str, str] | None = None) -> Launcher:
         """The room for one build step: the environment's folder writable, the toolchain and the local
         package indexes readable, network to the registries only. No room only under `suites.sandbox: none`
         (prepare_env refuses a build when a room was asked for and cannot be had)."""
@@ -444,6 +450,8 @@ class BuildContext:
             writable=[self.env_dir],
             network="registry",
             protected=[self.log],  # the watcher appends to it: the build must not swap it for a link
+            audit_as=(self.server, step),
+            learn_from=learn_urls(self.language, self.sdk_package, env or {}, self.boundary.index_sources()),
         )
 
     def run(self, step: str, command: list[str], *, cwd: Path, env: dict[str, str], shown: str | None = None) -> bool:
@@ -461,11 +469,16 @@ class BuildContext:
             timeout=remaining,
             log_path=self.log,
             cancel=self.cancel,
-            launcher=self.launcher(),
+            launcher=(launcher := self.launcher(step, env)),
         )
+        self.result.egress_refused += [refusal.as_dict() for refusal in launcher.refusals()]
         if not run.ok:
-            self.fail(f"{step} failed ({run.describe()})", run.tail)
-            fault = None if run.timed_out or run.cancelled else blame.watcher_fault(run.tail)
+            # The proxy's 502 is what the installer saw; the proxy says why (an index down, a name unknown).
+            said = "".join(f"\negress proxy: {text}" for text in launcher.egress_failures()[-5:])
+            self.fail(f"{step} failed ({run.describe()})", run.tail + said)
+            fault = (
+                None if run.timed_out or run.cancelled else blame.watcher_fault(said) or blame.watcher_fault(run.tail)
+            )
             if fault is not None:
                 self.result.watcher_fault, self.result.fault_rule = fault.reason, fault.rule
         return run.ok

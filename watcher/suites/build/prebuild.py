@@ -18,11 +18,10 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from watcher.boundary import sandbox
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.core.errors import ConfigError
 from watcher.live import ConfigSource, live_view
-from watcher.suites.build import toolchain, wheels
+from watcher.suites.build import indexes, toolchain, wheels
 from watcher.suites.build.env import EnvResult, prepare_env
 from watcher.suites.judge import conformance
 from watcher.suites.state import sdk_package_of
@@ -44,7 +43,7 @@ class Prebuilder:
         self.envs_dir = loaded.resolve(loaded.config.suites.envs_dir)
         self.pool = ThreadPoolExecutor(max_workers=loaded.config.suites.concurrency, thread_name_prefix="prebuild")
         self.builds: dict[tuple[str, str], Future[EnvResult]] = {}
-        self.boundary = sandbox.choose(loaded.config.suites.sandbox)
+        self.boundary = indexes.boundary(loaded.config)
         self._lock = threading.Lock()
         self._tools: Future[None] | None = None
 

@@ -25,11 +25,11 @@ from typing import Any
 
 import yaml
 
-from watcher.boundary import sandbox
 from watcher.boundary.network import Reach
 from watcher.config import LoadedConfig, load_config
 from watcher.core.errors import ConfigError, SuiteError, WatcherError
 from watcher.core.timefmt import today_utc
+from watcher.suites.build import indexes
 from watcher.suites.build.install import install
 from watcher.suites.judge import conformance
 from watcher.suites.judge.contract import take_snapshot
@@ -89,7 +89,7 @@ def generate(loaded: LoadedConfig, server_name: str, version: str | None, only: 
     server = loaded.config.server(server_name)
     version = version or server.baseline_sdk_version
     # The stages a check goes through, by hand: build, run, then the judge's tools write what they read.
-    run = RunState(loaded, server, version, None, sandbox.choose(loaded.config.suites.sandbox))
+    run = RunState(loaded, server, version, None, indexes.boundary(loaded.config))
     if run.sandbox.refused:  # the same boundary as a run: the server and the suite run in rooms or not at all
         raise SuiteError(run.sandbox.reason)
     run.run_dir.mkdir(parents=True, exist_ok=True)

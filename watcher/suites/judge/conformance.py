@@ -41,6 +41,7 @@ from watcher.core.errors import ConformanceError as ConformanceError
 from watcher.core.errors import UntrustedInputError
 from watcher.suites.build import toolchain
 from watcher.suites.build.env import locked, remove_env, seal
+from watcher.suites.build.indexes import learn_urls, with_sources
 
 FAILING = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
@@ -102,6 +103,7 @@ def ensure_conformance(
     refused installs nothing."""
     if boundary.refused:
         raise ConformanceError(f"{package} was not installed: {boundary.reason}")
+    boundary = with_sources(boundary)
     toolchain.check_node()
     name, version = split_package_spec(package)
     key = hashlib.sha256(json.dumps([package, registry]).encode()).hexdigest()[:12]
@@ -120,6 +122,8 @@ def ensure_conformance(
         env = scrubbed_env(
             secret_names=secret_names or set(), installer=True, path_prepend=[toolchain.node_bin_dir()]
         ).env
+        if registry:
+            env["npm_config_registry"] = registry  # (the install room's proxy allows the indexes the env names)
         if boundary.active:
             boundary.hand_over(prefix)
             env["TMPDIR"] = "/tmp"
@@ -130,6 +134,8 @@ def ensure_conformance(
             writable=[prefix],
             network=registry_network(registry),
             protected=[prefix / "install.log"],
+            audit_as=("conformance suite", "npm install"),
+            learn_from=learn_urls("typescript", name, env, boundary.index_sources() if boundary.active else ()),
         )
         run = run_command(
             command,
