@@ -61,6 +61,21 @@ def evaluation_result(server: str, version: str, team: str) -> str:
     return f"eval:{server}:{version}:{team}"
 
 
+def cluster_event(sdk: str, version: str, signature: str) -> str:
+    """A failure cluster (one signature on one SDK version) that crossed `clusters.threshold_teams`."""
+    return f"cluster:{sdk}:{version}:{signature}"
+
+
+def cluster_reply(sdk: str, version: str, signature: str, team: str) -> str:
+    """The one reply telling ``team`` its result is in that cluster (in the thread of the version's alert)."""
+    return for_team(cluster_event(sdk, version, signature), team)
+
+
+def cluster_upstream(sdk: str, version: str, signature: str, channel: str) -> str:
+    """The operators' notice of that cluster, with the draft upstream report, in ``channel``."""
+    return for_channel(f"{cluster_event(sdk, version, signature)}:upstream", channel)
+
+
 # --- the weekly digest ----------------------------------------------------------------------------------------
 
 
