@@ -94,6 +94,7 @@ def after_result(loaded: LoadedConfig, store: Store, report: dict[str, Any], run
         return []
     notes = notes_for(loaded, store, source, report, list(signature.symbols))
     summary["notes"] = notes.as_dict()
+    store.set_cluster_notes(source.name, cluster["version"], cluster["signature"], summary["notes"])
     if not store.mark_cluster_crossed(source.name, cluster["version"], cluster["signature"]):
         return []  # crossed before: its teams were told then; this result says it in its own notice
     log.info(

@@ -34,6 +34,7 @@ def migrate_clusters(db: sqlite_utils.Database) -> None:
             "example_server": str,
             "first_seen": str,
             "crossed": str,
+            "notes": str,
         },
         pk=("sdk", "version", "signature"),
     )
@@ -57,6 +58,8 @@ class ClusterRow(TypedDict):
     first_seen: str
     crossed: str | None
     """When the cluster first spanned the threshold's number of teams (its replies were queued then); None: not yet."""
+    notes: dict[str, Any] | None
+    """What the release notes said of it when last read (`NotesFinding.as_dict`); None: not read."""
     servers: list[str]
     teams: list[str]
 
@@ -133,6 +136,13 @@ class ClusterTables:
             )
             return cur.rowcount == 1
 
+    def set_cluster_notes(self, sdk: str, version: str, signature: str, notes: dict[str, Any]) -> None:
+        with self._lock, self.db.conn:
+            self.db.execute(
+                "update clusters set notes = ? where sdk = ? and version = ? and signature = ?",
+                [json.dumps(notes, sort_keys=True), sdk, version, signature],
+            )
+
     def cluster(self, sdk: str, version: str, signature: str) -> ClusterRow | None:
         rows = list(
             self.db.query(
@@ -177,6 +187,7 @@ class ClusterTables:
             example_server=row["example_server"],
             first_seen=row["first_seen"],
             crossed=row["crossed"],
+            notes=json.loads(row["notes"]) if row["notes"] else None,
             servers=[m["server"] for m in members],
             teams=sorted({m["team"] for m in members}),
         )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from watcher.clusters.view import ClusterView, collect_clusters
 from watcher.core.store_schema import RunCell, VersionRow
 from watcher.core.timefmt import iso, parse_iso
 from watcher.ops.figures import SourceFigures, StatusFigures, status_figures
@@ -193,6 +194,8 @@ class Overview:
     outlook: Outlook
     readiness: list[dict[str, Any]] = field(default_factory=list)
     """Per upcoming revision, per server (watcher.readiness.view); `/` shows one line, /readiness the rest."""
+    clusters: list[ClusterView] = field(default_factory=list)
+    """The failure clusters (watcher.clusters.view): `/` lists the likely-SDK ones, /clusters all of them."""
 
 
 def trigger_label(trigger: str | None) -> str:
@@ -327,6 +330,7 @@ def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", 
         outbox=_outbox(ctx, figures, now),
         outlook=outlook,
         readiness=readiness_json(ctx, now.date()),
+        clusters=collect_clusters(config, ctx.store, team=team),
     )
 
 

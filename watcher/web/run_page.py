@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from watcher.clusters.view import RunCluster, run_cluster
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
 from watcher.notify import keys
@@ -116,6 +117,8 @@ class RunPage:
     logs: list[LogTail]
     source_commit: str | None
     slack: list[Link]
+    cluster: RunCluster | None = None
+    """The failure cluster the result was filed in (watcher.clusters), when it failed."""
 
 
 def _text(value: Any) -> str:
@@ -279,4 +282,5 @@ def collect_run(ctx: WebContext, run_id: int) -> RunPage | None:
         logs=_logs(ctx, report, state),
         source_commit=str(source.get("commit")) if isinstance(source, dict) and source.get("commit") else None,
         slack=_slack_links(ctx, run, team),
+        cluster=run_cluster(report),
     )
