@@ -91,6 +91,7 @@ def cluster_backtests(
             group["answers"].append(answer)
     clusters: list[VersionCluster] = []
     explained = 0
+    known = sorted({entry["version"] for answer in answers for entry in answer["versions"]})
     for (version, key), group in groups.items():
         entry, signature, members, final = group["entry"], group["signature"], group["answers"], group["final"]
         notes, quotes = "", []
@@ -98,7 +99,7 @@ def cluster_backtests(
             source = next((s for s in loaded.config.sdks if s.name == members[0]["sdk"]), None)
             baseline = loaded.config.server(members[0]["server"]).baseline_sdk_version
             report = {"sdk_version": version, "baseline_sdk_version": baseline}
-            finding = notes_for(loaded, store, source, report, signature["symbols"].split("\n"))
+            finding = notes_for(loaded, store, source, report, signature["symbols"].split("\n"), known)
             notes = finding.sentence()
             quotes = [{"version": n.version, "text": n.text, "url": n.url} for n in finding.lines]
             explained += bool(finding.lines)

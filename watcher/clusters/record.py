@@ -6,6 +6,7 @@ The release notes are read once per version, when a cluster first needs them."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from watcher.clusters import release_notes
@@ -28,14 +29,20 @@ def _source(loaded: LoadedConfig, sdk: str) -> SdkSource | None:
 
 
 def notes_for(
-    loaded: LoadedConfig, store: Store, source: SdkSource | None, report: dict[str, Any], symbols: list[str]
+    loaded: LoadedConfig,
+    store: Store,
+    source: SdkSource | None,
+    report: dict[str, Any],
+    symbols: list[str],
+    known: Sequence[str] = (),
 ) -> NotesFinding:
-    """The notes between the report's baseline and its version, fetched first if not stored yet."""
+    """The notes between the report's baseline and its version (of those seen, or in `known`), fetched first
+    if not stored yet."""
     if source is None or source.release_notes is None:
         return release_notes.explain(store, source, [], symbols)
     limit = loaded.config.clusters.notes_versions
     baseline, version = report.get("baseline_sdk_version"), str(report["sdk_version"])
-    wanted = release_notes.versions_between(store, source, baseline, version, limit)
+    wanted = release_notes.versions_between(store, source, baseline, version, limit, known)
     notes = source.release_notes
     if notes.repo:
         release_notes.fetch_github_notes(loaded, store, source, wanted)

@@ -70,14 +70,16 @@ class NotesFinding:
         }
 
 
-def versions_between(store: Store, source: SdkSource, baseline: str | None, version: str, limit: int) -> list[str]:
-    """The versions after `baseline` up to `version` the watcher has seen (`version` itself always), the newest
-    `limit` of them, oldest first."""
+def versions_between(
+    store: Store, source: SdkSource, baseline: str | None, version: str, limit: int, known: Sequence[str] = ()
+) -> list[str]:
+    """The versions after `baseline` up to `version` the watcher has seen or `known` names (`version` itself
+    always), the newest `limit` of them, oldest first."""
 
     def key(candidate: str) -> tuple[object, ...]:
         return versions.sort_key(source.registry, candidate)
 
-    seen = {row["version"] for row in store.versions_of(source.name)} | {version}
+    seen = {row["version"] for row in store.versions_of(source.name)} | {version, *known}
     low = key(baseline) if baseline else None
     between = sorted((v for v in seen if key(v) <= key(version) and (low is None or key(v) > low)), key=key)
     return between[-limit:]
