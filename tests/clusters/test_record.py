@@ -118,3 +118,19 @@ def test_nothing_in_the_notes_matches_is_said(tmp_path: Path, registry):
     store = Store(loaded.resolve(loaded.config.state))
     [reply, _] = after_result(loaded, store, _report("ledger", "ledger_server"), 1)
     assert "Nothing in the notes of 2.0.0a1 matches." in reply.text
+
+
+def test_errors_shared_by_every_team_cluster_but_are_never_likely_the_sdk(tmp_path: Path, registry):
+    loaded = write_cluster_config(tmp_path, registry.base, threshold=2)
+    store = Store(loaded.resolve(loaded.config.state))
+    reports = []
+    for server in ("notes-1x", "weather", "todo"):
+        reason = "mcp 2.0.0a1: could not install: the registry answered HTTP 503"
+        reasons = [{"verdict": "error", "reason": reason}]
+        report = {**_report(server, "fastmcp_notes"), "verdict": "error", "reasons": reasons}
+        report.pop("start")
+        reports.append(report)
+        assert after_result(loaded, store, report, len(reports)) == []
+    assert reports[-1]["cluster"]["teams"] == 3 and reports[-1]["cluster"]["likely_sdk"] is False
+    [cluster] = store.clusters()
+    assert cluster["rule"] == "reason_text" and cluster["crossed"] is None

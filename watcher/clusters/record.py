@@ -84,7 +84,8 @@ def after_result(loaded: LoadedConfig, store: Store, report: dict[str, Any], run
         return []
     cluster = store.record_cluster_member(_cluster_fields(report, signature), str(report["server"]), team, run_id)
     threshold = loaded.config.clusters.threshold_teams
-    likely = len(cluster["teams"]) >= threshold
+    # An error is the watcher's own trouble (its registry, its tools), never evidence against the SDK.
+    likely = len(cluster["teams"]) >= threshold and report.get("verdict") == "fail"
     summary: dict[str, Any] = {
         "signature": signature.key,
         "rule": signature.rule,

@@ -40,12 +40,11 @@ class ClusterView:
 
 def collect_clusters(config: WatcherConfig, store: Store, *, team: str | None = None) -> list[ClusterView]:
     """The newest clusters (with a team's only, when `team` is given), the likely-SDK ones first."""
-    threshold = config.clusters.threshold_teams
     shown = []
-    for row in store.clusters():
+    for row in store.clusters(limit=SHOWN if team is None else 1000):
         if team is not None and team not in row["teams"]:
             continue
-        likely = len(row["teams"]) >= threshold
+        likely = row["crossed"] is not None  # it crossed the threshold with failing results (never errors)
         notes = row["notes"] or {}
         quotes = [NoteQuote(str(q["version"]), str(q["text"]), q.get("url")) for q in notes.get("lines") or []]
         shown.append(

@@ -161,13 +161,13 @@ class ClusterTables:
             ClusterMember(server=r["server"], team=r["team"], run_id=int(r["run_id"]), seen=r["seen"]) for r in rows
         ]
 
-    def clusters(self, sdk: str | None = None) -> list[ClusterRow]:
-        """Every cluster with at least one member, newest version first, the largest first within a version."""
+    def clusters(self, sdk: str | None = None, limit: int = 1000) -> list[ClusterRow]:
+        """The newest `limit` clusters with at least one member, the largest first among those of one moment."""
         where, params = ("where c.sdk = ?", [sdk]) if sdk else ("", [])
         rows = self.db.query(
             "select c.* from clusters c join cluster_members m on m.sdk = c.sdk and m.version = c.version "
             f"and m.signature = c.signature {where} group by c.sdk, c.version, c.signature "
-            "order by c.first_seen desc, count(*) desc, c.signature",
+            f"order by c.first_seen desc, count(*) desc, c.signature limit {int(limit)}",
             params,
         )
         return [self._with_members(row) for row in rows]
