@@ -231,6 +231,7 @@ def test_the_installed_product_runs_from_a_third_folder(installed: dict[str, Pat
         for path, marker in (
             ("/", "library"),
             ("/deprecations", "<html"),
+            ("/clusters", "Failure clusters"),
             (f"/runs/{run_id}", "library"),
             ("/static/style.css", "{"),
         ):
