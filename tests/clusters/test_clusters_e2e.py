@@ -8,17 +8,15 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.backtest.helpers import CLOCK_START, SINCE, UNTIL, write_history
+from tests.backtest.helpers import SINCE, UNTIL, write_history
 from tests.clusters.config import SERVERS, write_cluster_config
 from tests.fakes.registry_server import FIXTURES as REGISTRY_FIXTURES
 from tests.fakes.registry_server import serve_registry
 from watcher.cli import main
-from watcher.core import clock
 from watcher.core.store import Store
 from watcher.suites.worker import process_queue, queue_for_release
 
@@ -26,15 +24,6 @@ pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("clusters-e2e"), pytest.
 
 RELEASE_PAGE = "https://github.com/modelcontextprotocol/python-sdk/releases/tag/v2.0.0a1"
 REMOVED = "ModuleNotFoundError: No module named 'mcp.server.fastmcp'"
-
-
-@pytest.fixture(autouse=True)
-def _pinned_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setenv(clock.START_VARIABLE, CLOCK_START)
-    clock._offset.cache_clear()
-    yield
-    monkeypatch.delenv(clock.START_VARIABLE)
-    clock._offset.cache_clear()
 
 
 def test_a_beta_that_breaks_three_servers_the_same_way_is_one_cluster_with_its_release_note(

@@ -5,18 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from watcher.clusters.release_notes import NoteLine
 from watcher.config import WatcherConfig
 from watcher.core.store import Store
 
 SHOWN = 50
 """The page and the API list the newest clusters, this many."""
-
-
-@dataclass(frozen=True)
-class NoteQuote:
-    version: str
-    text: str
-    url: str | None
 
 
 @dataclass(frozen=True)
@@ -35,7 +29,7 @@ class ClusterView:
     reproduction: str
     notes: str
     """What the release notes say, one line ("Announced in …", "Nothing in the notes … matches", …)."""
-    quotes: list[NoteQuote]
+    quotes: list[NoteLine]
 
 
 def collect_clusters(config: WatcherConfig, store: Store, *, team: str | None = None) -> list[ClusterView]:
@@ -46,7 +40,7 @@ def collect_clusters(config: WatcherConfig, store: Store, *, team: str | None = 
             continue
         likely = row["crossed"] is not None  # it crossed the threshold with failing results (never errors)
         notes = row["notes"] or {}
-        quotes = [NoteQuote(str(q["version"]), str(q["text"]), q.get("url")) for q in notes.get("lines") or []]
+        quotes = [NoteLine(str(q["version"]), str(q["text"]), q.get("url")) for q in notes.get("lines") or []]
         shown.append(
             ClusterView(
                 sdk=row["sdk"],
