@@ -94,3 +94,11 @@ def test_the_tag_template_names_the_release(tmp_path: Path, tag: str):
     assert [q["text"] for q in report["cluster"]["notes"]["lines"]] == expected
     if tag != "v{version}":
         assert report["cluster"]["notes"]["problems"] == ["2.0.0a1: no release notes published"]
+
+
+def test_a_tag_without_its_version_placeholder_is_a_config_error_naming_the_key(tmp_path: Path):
+    from watcher.core.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"sdks\[0\]\.release_notes\.tag|release_notes.*tag") as caught:
+        write_cluster_config(tmp_path, "http://127.0.0.1:9", notes={"repo": "a/b", "tag": "v{major}"})
+    assert "{version}" in str(caught.value)

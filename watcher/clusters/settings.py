@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+import string
+
+from pydantic import Field, field_validator
 
 from watcher.core.configfile import StrictModel
 
@@ -20,6 +22,14 @@ class ReleaseNotesSource(StrictModel):
     api_url: str | None = None
     """The GitHub REST API root; null: the spec watcher's (`spec.github_api_url`)."""
     token_env: str | None = "GITHUB_TOKEN"
+
+    @field_validator("tag")
+    @classmethod
+    def _one_placeholder(cls, value: str) -> str:
+        fields = {name for _, name, _, _ in string.Formatter().parse(value) if name is not None}
+        if fields != {"version"}:
+            raise ValueError("expected a tag with {version} as its only placeholder, e.g. v{version}")
+        return value
 
 
 class ClusterSettings(StrictModel):
