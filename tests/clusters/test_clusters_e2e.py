@@ -72,5 +72,6 @@ def test_a_beta_that_breaks_three_servers_the_same_way_is_one_cluster_with_its_r
     a1 = by_version["2.0.0a1"][0]
     assert a1["quotes"] == [{"version": "2.0.0a1", "text": "FastMCP is renamed to MCPServer.", "url": RELEASE_PAGE}]
     figures = document["figures"]
-    assert figures == {"failing_results": 8, "clusters": 4, "shared": 2, "explained": 2}
+    assert figures == {"failing_results": 8, "clusters": 4, "signatures": 2, "shared": 2, "explained": 2}
+    assert {c["first_version"] for c in document["clusters"]} == {"2.0.0a1"}
     print(f"\nclusters e2e figures: {figures}")

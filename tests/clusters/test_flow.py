@@ -129,10 +129,12 @@ def test_a_backtest_of_several_servers_lists_one_cluster_per_version_with_the_le
     assert first.servers == ["notes-1x", "todo", "weather"] and first.lead_days == 47 and first.final_version == "2.0.0"
     assert first.notes.startswith("Announced in 2.0.0a1's notes")
     assert clusters[1].servers == ["ledger"] and clusters[1].notes == ""
-    assert figures.as_dict() == {"failing_results": 8, "clusters": 4, "shared": 2, "explained": 2}
+    assert figures.as_dict() == {"failing_results": 8, "clusters": 4, "signatures": 2, "shared": 2, "explained": 2}
+    final = clusters[2]
+    assert (final.version, final.first_version, final.lead_days) == ("2.0.0", "2.0.0a1", 47)  # its first warning
     text = render_clusters(clusters, figures)
     assert (
         "2.0.0a1 (2026-06-11): 3 servers of 3 teams: ModuleNotFoundError: No module named 'mcp.server.fastmcp'" in text
     )
-    assert "first warning 47 days before 2.0.0" in text
-    assert "8 failing results in 4 clusters (2 shared by several servers): 4 investigations folded" in text
+    assert "first warning at 2.0.0a1, 47 days before 2.0.0" in text
+    assert "8 failing results in 4 clusters (2 shared by several servers): 4 investigations folded, 2 distinct" in text

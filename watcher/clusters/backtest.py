@@ -31,9 +31,12 @@ class VersionCluster:
     summary: str
     servers: list[str]
     teams: list[str]
+    first_version: str
+    """The first version of the same release line failing this way: its first warning."""
     final_version: str | None
     """The final of the version's release line, published at or after it (None: none in the period)."""
     lead_days: int | None
+    """Days from the first warning to that final (None: no final in the period)."""
     notes: str
     quotes: list[dict[str, Any]]
 
@@ -47,6 +50,8 @@ class ClusterFigures:
     """Failing or erroring (server, version) results: one investigation each without clusters."""
     clusters: int
     """Distinct (version, signature) pairs: one investigation each with them."""
+    signatures: int
+    """Distinct signatures over every version: what is left when a failure that stays is looked into once."""
     shared: int
     """Clusters of more than one server."""
     explained: int
@@ -89,6 +94,12 @@ def cluster_backtests(
                 {"entry": entry, "signature": signature, "answers": [], "final": _final_after(answer, entry)},
             )
             group["answers"].append(answer)
+    first: dict[tuple[str, str], dict[str, Any]] = {}  # (signature, line) → its earliest version's entry
+    for (_, key), group in groups.items():
+        entry = group["entry"]
+        seen = first.get((key, entry["line"]))
+        if seen is None or (entry["published"] or "") < (seen["published"] or ""):
+            first[(key, entry["line"])] = entry
     clusters: list[VersionCluster] = []
     explained = 0
     known = sorted({entry["version"] for answer in answers for entry in answer["versions"]})
@@ -112,15 +123,17 @@ def cluster_backtests(
                 summary=signature["summary"],
                 servers=sorted(a["server"] for a in members),
                 teams=sorted({a["team"] for a in members}),
+                first_version=(earliest := first[(key, entry["line"])])["version"],
                 final_version=final["version"] if final else None,
-                lead_days=_days(entry["published"], final["published"]) if final else None,
+                lead_days=_days(earliest["published"], final["published"]) if final else None,
                 notes=notes,
                 quotes=quotes,
             )
         )
     clusters.sort(key=lambda c: (c.published or "", -len(c.servers), c.signature))
     shared = sum(1 for c in clusters if len(c.servers) > 1)
-    return clusters, ClusterFigures(failing, len(clusters), shared, explained)
+    signatures = len({c.signature for c in clusters})
+    return clusters, ClusterFigures(failing, len(clusters), signatures, shared, explained)
 
 
 def render_clusters(clusters: list[VersionCluster], figures: ClusterFigures) -> str:
@@ -128,7 +141,7 @@ def render_clusters(clusters: list[VersionCluster], figures: ClusterFigures) -> 
     lines = ["", "Clusters: the servers that failed the same way, per version"]
     for c in clusters:
         count = f"{_plural(len(c.servers), 'server')} of {_plural(len(c.teams), 'team')}"
-        lead = f"; first warning {c.lead_days} days before {c.final_version}" if c.lead_days is not None else ""
+        lead = _lead(c)
         day = f" ({c.published[:10]})" if c.published else ""
         lines.append(f"  {c.version}{day}: {count}: {c.summary} [{c.rule} {c.signature}]{lead}")
         lines.append(f"      servers: {', '.join(c.servers)}")
@@ -137,11 +150,20 @@ def render_clusters(clusters: list[VersionCluster], figures: ClusterFigures) -> 
         lines += [f"      > {q['text']} ({q.get('url') or q['version']})" for q in c.quotes[:3]]
     lines.append(
         f"  {figures.failing_results} failing results in {figures.clusters} clusters ({figures.shared} shared by "
-        f"several servers): {figures.failing_results - figures.clusters} investigations folded; the release notes "
-        f"explained {figures.explained} of the {figures.shared} shared clusters"
+        f"several servers): {figures.failing_results - figures.clusters} investigations folded, "
+        f"{figures.signatures} distinct failures over all versions; the release notes explained "
+        f"{figures.explained} of the {figures.shared} shared clusters"
     )
     return "\n".join(lines)
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def _lead(cluster: VersionCluster) -> str:
+    if cluster.lead_days is None:
+        return f"; first at {cluster.first_version}, no final in the period"
+    if cluster.first_version == cluster.final_version:
+        return f"; shipped in {cluster.final_version} with no pre-release showing it first"
+    return f"; first warning at {cluster.first_version}, {cluster.lead_days} days before {cluster.final_version}"
