@@ -238,6 +238,7 @@ def test_the_installed_product_runs_from_a_third_folder(installed: dict[str, Pat
             ("/", "library"),
             ("/", 'data-server="shelf"'),
             ("/deprecations", "<html"),
+            ("/clusters", "Failure clusters"),
             (f"/runs/{run_id}", "library"),
             ("/static/style.css", "{"),
         ):

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from watcher.clusters.settings import ClusterSettings
 from watcher.core.configfile import (
     DEFAULT_CONFIG,
     LocatedError,
@@ -56,6 +57,7 @@ class WatcherConfig(StrictModel):
     repos: list[TeamRepo] = Field(default_factory=list)
     """Repositories that declare their servers in a team file (docs/configuration.md#the-team-file)."""
     discover: Discovery = Field(default_factory=Discovery)
+    clusters: ClusterSettings = Field(default_factory=ClusterSettings)
     """Repositories found through GitHub's REST API, read like `repos` entries."""
 
     @model_validator(mode="after")

@@ -338,6 +338,34 @@ def _server_onboarding(w: World) -> None:
     )
 
 
+def _hostile_cluster() -> Any:
+    from watcher.core.store_clusters import ClusterRow
+
+    return ClusterRow(
+        sdk="mcp", version=HOSTILE, signature=HOSTILE, rule=HOSTILE, summary=HOSTILE, parts=[HOSTILE],
+        trace=HOSTILE, symbols=[HOSTILE], reproduction=HOSTILE, example_server=HOSTILE, first_seen=HOSTILE,
+        crossed=None, notes=None, servers=[HOSTILE, HOSTILE], teams=[TEAM],
+    )  # fmt: skip
+
+
+def _cluster(w: World) -> None:
+    from watcher.clusters.notices import team_reply
+    from watcher.clusters.release_notes import NoteLine, NotesFinding
+
+    notes = NotesFinding(True, (HOSTILE,), (NoteLine(HOSTILE, HOSTILE, "https://evil.example/x"),), (HOSTILE,))
+    w.store.enqueue(team_reply(w.loaded, _hostile_cluster(), TEAM, notes))
+
+
+def _cluster_upstream(w: World) -> None:
+    from watcher.clusters.notices import operator_notices
+    from watcher.clusters.upstream import UpstreamDraft
+
+    notices = operator_notices(w.loaded, _hostile_cluster(), UpstreamDraft(HOSTILE, HOSTILE, False, HOSTILE))
+    assert notices
+    for notice in notices:
+        w.store.enqueue(notice)
+
+
 def _readiness(w: World) -> None:
     from watcher.readiness.notices import team_readiness_notice
 
@@ -418,6 +446,8 @@ CASES: dict[str, Callable[[World], None]] = {
     "repo-proposal": _repo_proposal,
     "repo-unowned": _repo_unowned,
     "server-onboarding": _server_onboarding,
+    "cluster": _cluster,
+    "cluster_upstream": _cluster_upstream,
     "readiness": _readiness,
     "readiness-candidate": _readiness_candidate,
     "backtest": _backtest,

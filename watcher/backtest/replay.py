@@ -23,6 +23,7 @@ from watcher.backtest.analysis import FINAL_ONLY, WARNED, Point, findings
 from watcher.backtest.history import Period, Replayed, read_history, select
 from watcher.backtest.problems import Judgement, judge
 from watcher.boundary.launch import HostReason, ToolTimeout, run_tool
+from watcher.clusters.backtest import signature_json
 from watcher.config import LoadedConfig
 from watcher.core import vault
 from watcher.core.errors import WatcherError
@@ -353,6 +354,7 @@ def build_answer(
                 "reasons": [x.get("reason") for x in report.get("reasons") or []],
                 "problems": _problem_json(point.judgement) if point else [],
                 "run_dir": report.get("run_dir"),
+                "signature": signature_json(report, package),
             }
         )
     rows = []

@@ -19,6 +19,7 @@ from watcher.core.errors import SchemaTooNew
 from watcher.core.secret_policy import masked_json
 from watcher.core.state_check import StateError, check_state_file
 from watcher.core.state_check import describe as describe_state_error
+from watcher.core.store_clusters import ClusterTables
 from watcher.core.store_schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
@@ -70,7 +71,7 @@ class _LockedDatabase(sqlite_utils.Database):
             return super().execute(sql, parameters)
 
 
-class Store:
+class Store(ClusterTables):
     """The service's state. One instance per process; safe to share across threads."""
 
     def __init__(self, path: str | Path) -> None:

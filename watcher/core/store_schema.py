@@ -9,6 +9,7 @@ from typing import Any, TypedDict
 
 import sqlite_utils
 
+from watcher.core.store_clusters import migrate_clusters
 from watcher.core.text import Mrkdwn
 
 # --- migrations: append only; each runs once, in order, inside one transaction --------------------
@@ -228,6 +229,7 @@ MIGRATIONS: list[Callable[[sqlite_utils.Database], None]] = [
     _m3_status_matrix_indexes,
     _m4_backtests,
     _m5_slack_actions,
+    migrate_clusters,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -35,6 +35,8 @@ NOTICE_KINDS: dict[str, str] = {
     "repo-proposal": "a team repository without a team file: what was found and the file proposed (`repo_proposal`)",
     "repo-unowned": "operators: discovery found a repository no ownership rule maps (`repo_unowned`)",
     "server-onboarding": "the onboarding message of a server that appeared later (`server_onboarding`)",
+    "cluster": "the one reply to each team of a failure cluster that spans several teams (`cluster_reply`)",
+    "cluster_upstream": "operators: a new failure cluster with a draft upstream report (`cluster_upstream`)",
     "readiness": "a team's readiness for the next spec revision (`readiness:<revision>:<team>`)",
     "readiness-candidate": "operators: a candidate suite judges a server apart (`readiness:candidate:…`)",
     "backtest": "a backtest's answer posted with `backtest --post` (`backtest:<id>:<generated>:<team>`)",
@@ -90,6 +92,21 @@ def suite_result(server: str, version: str, team: str) -> str:
 def evaluation_result(server: str, version: str, team: str) -> str:
     """One server's paired model evaluation on one SDK version, to its team (a reply in the beta's thread)."""
     return f"eval:{server}:{version}:{team}"
+
+
+def cluster_event(sdk: str, version: str, signature: str) -> str:
+    """A failure cluster (one signature on one SDK version) that crossed `clusters.threshold_teams`."""
+    return f"cluster:{sdk}:{version}:{signature}"
+
+
+def cluster_reply(sdk: str, version: str, signature: str, team: str) -> str:
+    """The one reply telling ``team`` its result is in that cluster (in the thread of the version's alert)."""
+    return for_team(cluster_event(sdk, version, signature), team)
+
+
+def cluster_upstream(sdk: str, version: str, signature: str, channel: str) -> str:
+    """The operators' notice of that cluster, with the draft upstream report, in ``channel``."""
+    return for_channel(f"{cluster_event(sdk, version, signature)}:upstream", channel)
 
 
 # --- the weekly digest ----------------------------------------------------------------------------------------

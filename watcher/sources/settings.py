@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field, ValidationInfo, field_validator
 
+from watcher.clusters.settings import ReleaseNotesSource
 from watcher.core.configfile import NAME_PATTERN, StrictModel
 
 Registry = Literal["pypi", "npm", "nuget", "goproxy", "crates", "maven", "rubygems", "packagist", "github"]
@@ -18,6 +19,8 @@ class SdkSource(StrictModel):
     url: str | None = None
     """Where the adapter reads the registry (its form per registry: watcher.sources.urls). None: the default."""
     language: str | None = None
+    release_notes: ReleaseNotesSource | None = None
+    """Where the SDK's release notes are (watcher/clusters/release_notes.py); None: not configured."""
 
     @field_validator("url")
     @classmethod

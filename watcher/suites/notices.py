@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from watcher.clusters.notices import result_line
 from watcher.config import LoadedConfig
 from watcher.core.store_schema import Notice
 from watcher.notify import keys
@@ -212,6 +213,11 @@ def render(report: dict[str, Any]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     if warnings:
         blocks.append(section(Mrkdwn("*Deprecation warnings*\n") + _bullets(warnings)))
         text_lines += [Mrkdwn("Deprecation: {}").format(w) for w in warnings[:MAX_LISTED]]
+
+    shared = result_line(report)
+    if shared:
+        blocks.append(context(shared[0]))
+        text_lines.append(shared[1])
 
     footer = Mrkdwn("Took {} · run {}").format(_duration(report.get("seconds")), report.get("run_id", "?"))
     footer += _provenance(report)

@@ -20,6 +20,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Protocol
 
+from watcher.clusters.record import after_result as cluster_after_result
 from watcher.config import LoadedConfig
 from watcher.core import clock
 from watcher.core.errors import ConfigError
@@ -162,9 +163,11 @@ def _conclude(
             extra={"server": run["server"], "run_id": run["id"]},
         )
         return outcome
-    store.finish_run(run["id"], report["verdict"], report, seconds)
     if keys.is_onboarding_trigger(run.get("trigger")):
+        store.finish_run(run["id"], report["verdict"], report, seconds)
         return outcome  # a team repository's first run: its verdict goes in the one onboarding message
+    clustered = _clustered(loaded, store, run, report)
+    store.finish_run(run["id"], report["verdict"], report, seconds)
     try:
         notice = result_notice(loaded, report, run["id"])
         if keys.is_baseline_trigger(run.get("trigger")):
@@ -176,16 +179,36 @@ def _conclude(
     slack_notice = result_after_slack(store, notice, run["sdk"], run.get("trigger"), clock.now())
     if slack_notice is None:
         log.info("result of run %s not sent: %s is muted for team %s from Slack", run["id"], run["sdk"], notice.team)
+        _enqueue_all(store, [c for c in clustered if c.team != notice.team])
         return outcome
     notice = slack_notice
     store.enqueue(notice)
     outcome["notice"] = notice.key
+    _enqueue_all(store, clustered)
+    outcome["cluster_notices"] = [c.key for c in clustered]
     for follow in followed:
         reply = follow.reply(notice.thread_of is not None)
         store.enqueue(reply)
         outcome[follow.name] = follow.verdict
         outcome[f"{follow.name}_notice"] = reply.key
     return outcome
+
+
+def _clustered(loaded: LoadedConfig, store: Store, run: RunRow, report: dict[str, Any]) -> list[Notice]:
+    """The result filed in its failure cluster (watcher/clusters); the replies a first crossing calls for."""
+    try:
+        notices = cluster_after_result(loaded, store, report, run["id"])
+    except Exception:  # a bug there must not cost the run its result
+        log.exception("run %s could not be filed in a failure cluster", run["id"])
+        return []
+    if keys.is_baseline_trigger(run.get("trigger")):  # no beta alert to reply to
+        return [dataclasses.replace(n, thread_of=None) for n in notices]
+    return notices
+
+
+def _enqueue_all(store: Store, notices: list[Notice]) -> None:
+    for notice in notices:
+        store.enqueue(notice)
 
 
 def _rewrite_report_file(report: dict[str, Any]) -> None:

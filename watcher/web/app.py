@@ -19,6 +19,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from watcher.backtest.page import backtest_routes
+from watcher.clusters.view import collect_clusters
 from watcher.ops.bodies import LOGIN_LIMIT, read_body
 from watcher.web.access import COOKIE, Access, TokenGate, safe_next
 from watcher.web.cells import row_cells
@@ -144,6 +145,11 @@ class Pages:
 
         return self.render("run.html", page="run", run=run, slack=run_section(self.ctx.store, run.run_id))
 
+    def clusters(self, request: Request) -> Response:
+        team = (request.query_params.get("team") or "").strip() or None
+        found = collect_clusters(self.ctx.loaded.config, self.ctx.store, team=team)
+        return self.render("clusters.html", page="clusters", clusters=found, team=team)
+
     def deprecations(self, request: Request) -> Response:
         page = collect_deprecations(self.ctx, self.ctx.now().date())
         return self.render("deprecations.html", page="deprecations", deps=page)
@@ -197,6 +203,7 @@ def web_parts(ctx: WebContext, access: Access) -> tuple[list[BaseRoute], list[Mi
         ("/", pages.index, ["GET"]),
         ("/api/status", pages.api_status, ["GET"]),
         ("/runs/{run_id:int}", pages.run, ["GET"]),
+        ("/clusters", pages.clusters, ["GET"]),
         ("/deprecations", pages.deprecations, ["GET"]),
         ("/deprecations/timeline.png", pages.timeline, ["GET"]),
         ("/readiness", pages.readiness, ["GET"]),

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Any
 
+from watcher.clusters.view import ClusterView, collect_clusters
 from watcher.core.store_schema import RunCell, VersionRow
 from watcher.core.timefmt import iso, parse_iso
 from watcher.ops.figures import SourceFigures, StatusFigures, status_figures
@@ -196,6 +197,8 @@ class Overview:
     """Per upcoming revision, per server (watcher.readiness.view); `/` shows one line, /readiness the rest."""
     server_set: ServerSetView = field(default_factory=ServerSetView)
     """Its latest changes, the retired servers, repositories without a team file or an owner."""
+    clusters: list[ClusterView] = field(default_factory=list)
+    """The failure clusters (watcher.clusters.view): `/` lists the likely-SDK ones, /clusters all of them."""
 
 
 def trigger_label(trigger: str | None) -> str:
@@ -331,6 +334,7 @@ def collect_overview(ctx: WebContext, team: str | None = None, query: str = "", 
         outlook=outlook,
         readiness=readiness_json(ctx, now.date()),
         server_set=collect_server_set(ctx),
+        clusters=collect_clusters(config, ctx.store, team=team),
     )
 
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from watcher.clusters.view import RunCluster, run_cluster
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
 from watcher.notify import keys
@@ -130,6 +131,8 @@ class RunPage:
     slack: list[Link]
     egress: list[EgressRow] = field(default_factory=list)
     """The install's egress audit (`report.install.egress_refused`)."""
+    cluster: RunCluster | None = None
+    """The failure cluster the result was filed in (watcher.clusters), when it failed."""
 
 
 def _text(value: Any) -> str:
@@ -311,4 +314,5 @@ def collect_run(ctx: WebContext, run_id: int) -> RunPage | None:
         source_commit=str(source.get("commit")) if isinstance(source, dict) and source.get("commit") else None,
         slack=_slack_links(ctx, run, team),
         egress=_egress(ctx, report),
+        cluster=run_cluster(report),
     )
