@@ -18,9 +18,9 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
-from watcher.boundary import sandbox
+from watcher.boundary import sandbox, toolchain
 from watcher.config import LoadedConfig, secret_env_names
-from watcher.suites.build import toolchain, wheels
+from watcher.suites.build import wheels
 from watcher.suites.build.env import EnvResult, prepare_env
 from watcher.suites.judge import conformance
 from watcher.suites.state import sdk_package_of
