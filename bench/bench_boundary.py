@@ -38,11 +38,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench.bench_suite import bench_config, suite_alone  # noqa: E402
 from bench.fakes import conformance_suite as fake_suite  # noqa: E402
-from watcher.boundary import sandbox  # noqa: E402
+from watcher.boundary import sandbox, toolchain  # noqa: E402
 from watcher.boundary.network import Reach  # noqa: E402
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.config import LoadedConfig, load_config  # noqa: E402
-from watcher.suites.build import toolchain  # noqa: E402
 from watcher.suites.build.env import env_digest, remove_env  # noqa: E402
 from watcher.suites.judge import conformance  # noqa: E402
 from watcher.suites.runner import _Run, run_check  # noqa: E402

@@ -27,10 +27,10 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from watcher.boundary import toolchain  # noqa: E402
 from watcher.boundary.launch import Host, HostReason  # noqa: E402
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env  # noqa: E402
 from watcher.config import load_config  # noqa: E402
-from watcher.suites.build import toolchain  # noqa: E402
 from watcher.suites.judge import conformance  # noqa: E402
 from watcher.suites.runner import _Run, run_check  # noqa: E402
 

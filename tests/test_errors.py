@@ -49,11 +49,11 @@ def test_every_public_error_derives_from_watcher_error_and_is_drawn_under_its_pa
 
 
 def test_errors_stay_importable_from_the_modules_that_raise_them() -> None:
+    from watcher.boundary.toolchain import ToolMissing
     from watcher.core.errors import ConfigError, SchemaTooNew
     from watcher.sources.base import SourceError
     from watcher.spec.registry import RegistryFormatError
     from watcher.spec.seps import SepLookupError
-    from watcher.suites.build.toolchain import ToolMissing
     from watcher.suites.judge.conformance import ConformanceError
 
     assert ConfigError is errors.ConfigError and SchemaTooNew is errors.SchemaTooNew

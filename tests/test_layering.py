@@ -1,6 +1,7 @@
-"""The package's shape stays readable: the imports form no loop, the foundation (`watcher/core/`) imports no
-capability, a capability's settings section loads without the capability's code, and no module grows past
-600 lines. Read from the source with `ast`, so a new import that breaks a rule fails here, naming it."""
+"""The package's shape stays readable: the imports follow the layer table (a module imports only its own layer
+and the layers below it), form no loop, a capability's settings section loads without the capability's code,
+and no module grows past 600 lines. Read from the source with `ast`, so a new import that breaks a rule fails
+here, naming it. The table is the one in docs/contributing.md and the README's package map."""
 
 from __future__ import annotations
 
@@ -9,6 +10,65 @@ import pytest
 from tests.import_graph import PACKAGE, Import, capability, cycles, read_graph
 
 MAX_LINES = 600
+
+LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
+    ("foundation", frozenset({"core"})),
+    ("model", frozenset()),  # MODEL_MODULES and every capability's `settings` module
+    ("parts", frozenset({"boundary", "sources", "spec", "contract", "notify", "decisions"})),
+    (
+        "stages",
+        frozenset(
+            {"polling", "suites", "evaluation", "readiness", "backtest", "digest", "repos", "clusters", "serverset"}
+        ),
+    ),
+    ("faces", frozenset({"web", "slackapp", "ops"})),
+    ("top", frozenset({"(top)"})),  # cli, cli_support, service, pipeline, entry, and every `commands` module
+)
+"""Bottom-up: a module imports only its own layer and the layers listed before it."""
+
+MODEL_MODULES = {"watcher.config", "watcher.live"}
+"""The configuration and the one live configuration every part reads (the model layer, with every `settings`)."""
+
+UPWARD_ALLOWED = {
+    ("watcher.contract.settings", "watcher.contract.rules"): "the validator of `levels:` looks a rule name up, late",
+    (
+        "watcher.sources.settings",
+        "watcher.sources.urls",
+    ): "the validator of an SDK's `url:` asks its registry's form, late",
+    (
+        "watcher.suites.settings",
+        "watcher.contract.snapshot",
+    ): "the validator of a client profile asks the snapshot, late",
+}
+"""The only arrows that point up, each a settings validator's late look-up (run when a value is checked, not
+when the settings module is imported)."""
+
+
+def layer_of(module: str) -> int:
+    """The index of the module's layer in LAYERS."""
+    if module in MODEL_MODULES or module.endswith(".settings"):
+        return 1
+    folder = module.split(".")[1] if "." in module else "(top)"
+    if module.endswith(".commands") or not (PACKAGE / folder).is_dir():  # cli, service, … directly under watcher/
+        return len(LAYERS) - 1
+    for index, (_, folders) in enumerate(LAYERS):
+        if folder in folders:
+            return index
+    raise AssertionError(f"{module} is in no layer: add its folder to LAYERS (and to docs/contributing.md)")
+
+
+def _named(module: str) -> str:
+    return f"{module} ({LAYERS[layer_of(module)][0]})"
+
+
+def upward(graph: dict[str, list[Import]]) -> list[str]:
+    return [
+        f"{_named(edge.source).replace(' ', f':{edge.line} ', 1)} imports {_named(edge.target)}"
+        for name, edges in graph.items()
+        for edge in edges
+        if layer_of(edge.target) > layer_of(name)
+        and not (not edge.top_level and (edge.source, edge.target) in UPWARD_ALLOWED)
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +81,38 @@ def test_the_graph_is_read(graph: dict[str, list[Import]]) -> None:
     assert len(graph) > 150
     assert any(edge.target == "watcher.core.clock" for edges in graph.values() for edge in edges)
     assert any(not edge.top_level for edges in graph.values() for edge in edges)
+
+
+def test_every_module_is_in_a_layer(graph: dict[str, list[Import]]) -> None:
+    layers = {LAYERS[layer_of(name)][0] for name in graph}
+    assert layers == {name for name, _ in LAYERS}  # each layer holds something: the table is not stale
+
+
+def test_no_import_points_up_the_layer_table(graph: dict[str, list[Import]]) -> None:
+    wrong = upward(graph)
+    assert not wrong, "imports that point up the layer table (LAYERS; docs/contributing.md):\n" + "\n".join(wrong)
+
+
+def test_a_hand_added_upward_import_is_found(graph: dict[str, list[Import]]) -> None:
+    # polling (a stage) importing the Slack app (a face): what this table exists to stop.
+    planted = {
+        **graph,
+        "watcher.polling.poll": [
+            *graph["watcher.polling.poll"],
+            Import("watcher.polling.poll", "watcher.slackapp.app", 1, True),
+        ],
+    }
+    assert upward(planted) == ["watcher.polling.poll:1 (stages) imports watcher.slackapp.app (faces)"]
+    late_allowed = Import(
+        "watcher.contract.settings", "watcher.contract.rules", 9, True
+    )  # the same arrow, at import time
+    planted = {**graph, "watcher.contract.settings": [late_allowed]}
+    assert upward(planted) == ["watcher.contract.settings:9 (model) imports watcher.contract.rules (parts)"]
+
+
+def test_each_allowed_upward_arrow_still_exists(graph: dict[str, list[Import]]) -> None:
+    arrows = {(edge.source, edge.target) for edges in graph.values() for edge in edges if not edge.top_level}
+    assert set(UPWARD_ALLOWED) <= arrows, set(UPWARD_ALLOWED) - arrows
 
 
 def test_the_imports_form_no_loop(graph: dict[str, list[Import]]) -> None:

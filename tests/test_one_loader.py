@@ -36,7 +36,7 @@ DOOR = {"watcher.core.untrusted", "watcher.core.yaml_strict"}
 OWN_JSON: dict[str, str] = {
     "watcher.core.store": "the state database's own columns, which the store wrote as JSON",
     "watcher.core.store_clusters": "the cluster tables' own columns, which the store wrote as JSON",
-    "watcher.slackapp.records": "rows of the state database the records module wrote",
+    "watcher.decisions.records": "rows of the state database the records module wrote",
     "watcher.slackapp.app": "a view's private_metadata and a button's value, written by the watcher and "
     "returned unchanged in Slack's authenticated request",
     "watcher.suites.runner:read_report": "report.json, which the runner wrote into the run's folder",

@@ -47,13 +47,10 @@ def config_and_state(args: argparse.Namespace) -> Iterator[tuple[LoadedConfig, S
 
 
 def in_force(central: LoadedConfig, store: Store) -> LoadedConfig:
-    """The central file plus the servers the team repositories declare, as the last good sync recorded them:
-    what a command that names a server or reads the server set works with (the running service's own)."""
-    if not (central.config.repos or central.config.discover.github):
-        return central
-    from watcher.repos.sync import effective_config
+    """`watcher.repos.sync.in_force`, imported when a command asks (the parser is built without it)."""
+    from watcher.repos import sync
 
-    return effective_config(central, store)
+    return sync.in_force(central, store)
 
 
 def iso_date(text: str) -> date:

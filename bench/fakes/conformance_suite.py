@@ -19,7 +19,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from watcher.suites.build import toolchain
+from watcher.boundary import toolchain
 
 PACKAGE = "@modelcontextprotocol/conformance"
 STAMP = "2026-12-01T10-00-00-000Z"

@@ -406,8 +406,8 @@ def _backtest(w: World) -> None:
 def _slack_action(w: World) -> None:
     from slack_sdk import WebClient
 
+    from watcher.decisions.records import Actor, Origin
     from watcher.slackapp.app import Interactions
-    from watcher.slackapp.records import Actor, Origin
 
     w.store.add_version(
         {

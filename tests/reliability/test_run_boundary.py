@@ -29,9 +29,8 @@ import yaml
 
 from tests.helpers import skip_unless_ci
 from tests.suites.helpers import FIXTURES, fixture_server, write_config
-from watcher.boundary import sandbox
+from watcher.boundary import sandbox, toolchain
 from watcher.config import load_config
-from watcher.suites.build import toolchain
 from watcher.suites.build.env import READY_MARKER, EnvResult, env_digest, prepare_env
 from watcher.suites.runner import run_check
 

@@ -14,9 +14,9 @@ from watcher.config import LoadedConfig, parse_config
 from watcher.contract.accept import AcceptFile, apply_acceptance, parse_accept_file
 from watcher.core.store import Store
 from watcher.core.timefmt import today_utc
-from watcher.slackapp import records
-from watcher.slackapp.accepts import merge
-from watcher.slackapp.records import Actor
+from watcher.decisions import records
+from watcher.decisions.accepts import merge
+from watcher.decisions.records import Actor
 from watcher.slackapp.summary import accepted_text, run_section
 from watcher.suites.runner import _Run
 

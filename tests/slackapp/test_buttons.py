@@ -10,11 +10,11 @@ from tests.slackapp.helpers import SERVER, VERSION, config_text, pinned_clock
 from watcher.config import LoadedConfig, parse_config
 from watcher.core.store import Store
 from watcher.core.timefmt import utcnow
+from watcher.decisions import buttons, records
+from watcher.decisions.records import Actor, Origin
 from watcher.notify.settings import SlackCredentials
 from watcher.ops.status import render_status
-from watcher.slackapp import buttons, records
 from watcher.slackapp.connect import describe, slack_app
-from watcher.slackapp.records import Actor, Origin
 from watcher.slackapp.summary import slack_status, status_lines
 
 REPORT = {

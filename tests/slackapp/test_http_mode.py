@@ -21,7 +21,7 @@ from tests.slackapp.helpers import (
     wait_responses,
 )
 from watcher.core import clock
-from watcher.slackapp import records
+from watcher.decisions import records
 
 
 @pytest.fixture

@@ -24,8 +24,8 @@ from tests.slackapp.helpers import (
 )
 from watcher.contract.accept import AcceptEntry
 from watcher.core.timefmt import utcnow
+from watcher.decisions import records
 from watcher.polling.poll import _notify_teams
-from watcher.slackapp import records
 
 
 @pytest.fixture

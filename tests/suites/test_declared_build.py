@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.suites.helpers import LIBRARY, write_config
-from watcher.boundary import sandbox
-from watcher.suites.build import toolchain
+from watcher.boundary import sandbox, toolchain
 from watcher.suites.build.declared import substitute
 from watcher.suites.build.env import prepare_env
 from watcher.suites.notices import render

@@ -19,7 +19,7 @@ from tests.suites.helpers import LIBRARY, write_config
 from watcher.config import LoadedConfig
 from watcher.contract.accept import parse_accept_file
 from watcher.core.store import Store
-from watcher.slackapp import records
+from watcher.decisions import records
 from watcher.suites.executors.github_actions import run_key, run_on_actions
 from watcher.suites.judge.contract import accept_changes, contract_reason
 from watcher.suites.settings import GitHubActionsExecutor

@@ -22,11 +22,10 @@ from tests.suites.helpers import (
     process_running,
     write_config,
 )
-from watcher.boundary import sandbox
+from watcher.boundary import sandbox, toolchain
 from watcher.contract.diff import diff_snapshots
 from watcher.core.store import Store
 from watcher.suites import commands
-from watcher.suites.build import toolchain
 from watcher.suites.build.env import prepare_env
 from watcher.suites.judge.conformance import load_baseline
 from watcher.suites.runner import read_report, run_check

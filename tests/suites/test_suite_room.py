@@ -29,10 +29,9 @@ from tests.reliability.helpers import (
     read_mark,
     write_suite,
 )
-from watcher.boundary import sandbox
+from watcher.boundary import sandbox, toolchain
 from watcher.boundary.network import Reach
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env
-from watcher.suites.build import toolchain
 from watcher.suites.judge import conformance
 
 SETS = {"2025-11-25": ["server-reach"]}

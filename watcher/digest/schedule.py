@@ -26,6 +26,7 @@ from watcher.config import LoadedConfig
 from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.core.timefmt import utcnow
+from watcher.decisions.buttons import digest_buttons, with_actions
 from watcher.digest.build import build_digest
 from watcher.digest.model import iso_week
 from watcher.digest.notices import digest_notices, safe_name
@@ -34,7 +35,6 @@ from watcher.digest.settings import DigestSettings
 from watcher.digest.timeline import digest_timeline, write_timeline
 from watcher.notify import keys
 from watcher.notify.settings import Team
-from watcher.slackapp.buttons import digest_buttons, with_actions
 
 log = logging.getLogger(__name__)
 

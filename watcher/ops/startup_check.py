@@ -60,7 +60,7 @@ def _package_files() -> list[str]:
 
 
 def _tools() -> list[str]:
-    from watcher.suites.build import toolchain
+    from watcher.boundary import toolchain
 
     lines = []
     try:

@@ -16,11 +16,11 @@ from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice, VersionRow
 from watcher.core.timefmt import iso, utcnow
+from watcher.decisions.buttons import alert_buttons, with_actions
+from watcher.decisions.records import muted_until
 from watcher.notify import keys
 from watcher.notify.settings import Team
 from watcher.polling.alerts import check_sources
-from watcher.slackapp.buttons import alert_buttons, with_actions
-from watcher.slackapp.records import muted_until
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
 from watcher.sources.notices import release_notice

@@ -161,6 +161,14 @@ def placed_servers(loaded: LoadedConfig, states: list[RepoState]) -> list[Placed
     return placed
 
 
+def in_force(central: LoadedConfig, store: Store) -> LoadedConfig:
+    """The central file plus the servers the team repositories declare, as the last good sync recorded them:
+    what a command that names a server or reads the server set works with (the running service's own)."""
+    if not (central.config.repos or central.config.discover.github):
+        return central
+    return effective_config(central, store)
+
+
 def effective_config(loaded: LoadedConfig, store: Store) -> LoadedConfig:
     """What the service runs with now: the central config plus each repository's last good servers."""
     return merged(loaded, repo_states(loaded.config, store))

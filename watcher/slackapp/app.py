@@ -27,13 +27,14 @@ from watcher.core import clock
 from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
+from watcher.decisions import buttons, records
+from watcher.decisions.records import Actor, Origin
 from watcher.live import ConfigSource
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, guard, section
 from watcher.notify.settings import SlackCredentials, Team
-from watcher.slackapp import buttons, records, summary
+from watcher.slackapp import summary
 from watcher.slackapp.gate import Gate
-from watcher.slackapp.records import Actor, Origin
 from watcher.sources.versions import as_known
 
 log = logging.getLogger(__name__)

@@ -10,7 +10,7 @@ from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptError, load_accept_file
 from watcher.core.store import Store
 from watcher.core.text import Mrkdwn
-from watcher.slackapp import records
+from watcher.decisions import records
 from watcher.suites.settings import Server
 
 RECENT = 10

@@ -59,10 +59,10 @@ def _registry_from_npmrc() -> str | None:
 
 @functools.cache
 def _registry_from_npm() -> str:
+    from watcher.boundary import toolchain
     from watcher.boundary.launch import HostReason, ToolTimeout, run_tool
     from watcher.boundary.process import scrubbed_env
     from watcher.core.errors import ToolMissing
-    from watcher.suites.build import toolchain
 
     try:
         command = [*toolchain.npm_command(), "config", "get", "registry"]

@@ -12,9 +12,9 @@ from typing import Any
 from watcher.clusters.notices import result_line
 from watcher.config import LoadedConfig
 from watcher.core.store_schema import Notice
+from watcher.decisions.buttons import result_buttons, with_actions
 from watcher.notify import keys
 from watcher.notify.blocks import VERDICT_ICONS, Mrkdwn, context, escape, link, safe_url, section
-from watcher.slackapp.buttons import result_buttons, with_actions
 
 MAX_LISTED = 10
 WORDS = {"pass": "passes", "fail": "fails", "error": "could not be checked"}

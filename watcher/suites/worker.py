@@ -26,9 +26,9 @@ from watcher.core import clock
 from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice, RunRow
+from watcher.decisions.records import result_after_slack
 from watcher.live import ConfigSource
 from watcher.notify import keys
-from watcher.slackapp.records import result_after_slack
 from watcher.sources import versions
 from watcher.suites.executors import execute
 from watcher.suites.executors.fanout import Limits, run_batch

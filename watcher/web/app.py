@@ -18,10 +18,10 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response, Stream
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from watcher.backtest.page import backtest_routes
 from watcher.clusters.view import collect_clusters
 from watcher.ops.bodies import LOGIN_LIMIT, read_body
 from watcher.web.access import COOKIE, Access, TokenGate, safe_next
+from watcher.web.backtests import backtest_routes
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
 from watcher.web.deprecations import collect_deprecations, timeline_png

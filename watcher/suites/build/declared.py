@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from watcher.suites.build import toolchain
+from watcher.boundary import toolchain
 
 if TYPE_CHECKING:  # env.py imports this module to build `language: other`
     from watcher.suites.build.env import BuildContext

@@ -39,11 +39,12 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from watcher.boundary import sandbox as sandboxes
+from watcher.boundary import toolchain
 from watcher.boundary.launch import Host, HostReason, Launcher
 from watcher.boundary.process import run_command, scrubbed_env
 from watcher.core import untrusted
 from watcher.core.errors import ToolMissing
-from watcher.suites.build import blame, toolchain
+from watcher.suites.build import blame
 from watcher.suites.build import wheels as shared
 from watcher.suites.build.declared import build_declared
 from watcher.suites.build.indexes import learn_urls, with_sources

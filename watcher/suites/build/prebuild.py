@@ -18,10 +18,11 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
+from watcher.boundary import toolchain
 from watcher.config import LoadedConfig, secret_env_names
 from watcher.core.errors import ConfigError
 from watcher.live import ConfigSource, live_view
-from watcher.suites.build import indexes, toolchain, wheels
+from watcher.suites.build import indexes, wheels
 from watcher.suites.build.env import EnvResult, prepare_env
 from watcher.suites.judge import conformance
 from watcher.suites.state import sdk_package_of

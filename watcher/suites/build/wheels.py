@@ -38,9 +38,9 @@ from packaging.tags import Tag, sys_tags
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from watcher.boundary import toolchain
 from watcher.config import LoadedConfig
 from watcher.core import untrusted
-from watcher.suites.build import toolchain
 from watcher.suites.build.resolve import CACHE_FOLDER as RESOLVE_CACHE
 from watcher.suites.build.resolve import resolve
 from watcher.suites.settings import DEFAULT_SHARED_WHEELS_MAX_MB

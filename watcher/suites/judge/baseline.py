@@ -175,8 +175,8 @@ def _expected_failures(loaded: LoadedConfig, run: RunState, reach: Reach | None,
 def _in_force(central: LoadedConfig, server_name: str, version: str | None) -> tuple[LoadedConfig, str | None]:
     """The config with the team repositories' servers as the state recorded them, and the version in the polls'
     spelling (`2.2` → `2.2.0`)."""
-    from watcher.cli_support import in_force
     from watcher.config import open_state
+    from watcher.repos.sync import in_force
     from watcher.suites.preflight import known_spelling
 
     store = open_state(central)

@@ -32,14 +32,13 @@ from typing import Any
 
 import yaml
 
-from watcher.boundary import sandbox
+from watcher.boundary import sandbox, toolchain
 from watcher.boundary.launch import Launcher
 from watcher.boundary.network import Forwarded, Reach, registry_network
 from watcher.boundary.process import CommandResult, run_command, scrubbed_env, tail
 from watcher.core import untrusted
 from watcher.core.errors import ConformanceError as ConformanceError
 from watcher.core.errors import UntrustedInputError
-from watcher.suites.build import toolchain
 from watcher.suites.build.env import locked, remove_env, seal
 from watcher.suites.build.indexes import learn_urls, with_sources
 

@@ -169,7 +169,7 @@ def accept_changes(
     as one pass over the joined list, and it lets the watcher add Slack's to a report steered elsewhere by the
     file alone (`file_applied`: a run on GitHub Actions)."""
     from watcher.contract.accept import apply_acceptance
-    from watcher.slackapp.accepts import annotate, slack_accepts_with
+    from watcher.decisions.accepts import annotate, slack_accepts_with
 
     merged = slack_accepts_with(loaded, server, file)
     today = today_utc()

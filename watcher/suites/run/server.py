@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from watcher.boundary import toolchain
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env
 from watcher.config import LoadedConfig
 from watcher.core import vault
-from watcher.suites.build import toolchain
 from watcher.suites.build.declared import substitute
 from watcher.suites.run.server_env import granted_env
 from watcher.suites.state import RunState

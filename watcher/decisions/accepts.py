@@ -24,7 +24,7 @@ from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptEntry, AcceptFile
 from watcher.core.errors import StateError
 from watcher.core.state_check import check_state_file
-from watcher.slackapp.records import SlackAccept, accepts_in
+from watcher.decisions.records import SlackAccept, accepts_in
 
 log = logging.getLogger(__name__)
 
