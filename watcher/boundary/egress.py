@@ -239,7 +239,8 @@ class Policy:
             return list(self.refusals)
 
 
-def _pip_conf_urls(files: Iterable[str]) -> list[str]:
+def pip_conf_values(files: Iterable[str], keys: Iterable[str] = PIP_CONF_KEYS) -> list[str]:
+    """The values of `keys` in every section of the pip.conf files that exist (an unreadable one is skipped)."""
     urls: list[str] = []
     for conf in files:
         if not conf or not Path(conf).is_file():
@@ -248,7 +249,7 @@ def _pip_conf_urls(files: Iterable[str]) -> list[str]:
         with contextlib.suppress(configparser.Error, OSError, UnicodeDecodeError):
             parser.read(conf, encoding="utf-8")
             for section in parser.sections():
-                for key in PIP_CONF_KEYS:
+                for key in keys:
                     urls += parser.get(section, key, fallback="").split()
     return urls
 
@@ -272,7 +273,7 @@ def index_urls(env: Mapping[str, str], *, defaults: Sequence[str] = (), extra: S
     values: list[str] = []
     for name in (*PIP_VARIABLES, *UV_VARIABLES, *NPM_VARIABLES):
         values += env.get(name, "").replace(",", " ").split()
-    values += _pip_conf_urls(pip_conf_files(env))
+    values += pip_conf_values(pip_conf_files(env))
     urls = [
         value.split("=", 1)[-1] if "=" in value.split("://", 1)[0] else value for value in [*values, *defaults, *extra]
     ]

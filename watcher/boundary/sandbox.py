@@ -29,7 +29,6 @@ the explicit opt-out, outside code runs on the host.
 
 from __future__ import annotations
 
-import configparser
 import contextlib
 import functools
 import json
@@ -445,15 +444,7 @@ def local_package_sources() -> list[Path]:
     for name in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS", "PIP_CONSTRAINT", "UV_FIND_LINKS"):
         values += os.environ.get(name, "").split()
     files = [os.environ.get("PIP_CONFIG_FILE", ""), "/etc/pip.conf", "/etc/xdg/pip/pip.conf"]
-    for conf in files:
-        if not conf or not Path(conf).is_file():
-            continue
-        parser = configparser.ConfigParser(interpolation=None)
-        with contextlib.suppress(configparser.Error, OSError, UnicodeDecodeError):
-            parser.read(conf, encoding="utf-8")
-            for section in parser.sections():
-                for key in ("index-url", "extra-index-url", "find-links", "constraint"):
-                    values += parser.get(section, key, fallback="").split()
+    values += egress.pip_conf_values(files, ("index-url", "extra-index-url", "find-links", "constraint"))
     out: list[Path] = []
     for value in values:
         parsed = urlparse(value)
