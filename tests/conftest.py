@@ -12,6 +12,7 @@ import yaml
 from tests.fakes.github_server import FakeGitHub
 from tests.fakes.registry_server import FIXTURES, serve_registry
 from tests.fakes.slack_server import FakeSlack
+from tests.xdist_groups import pytest_collection_modifyitems  # noqa: F401  (an xdist_group holds: see there)
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -35,8 +35,6 @@ DATE_SENSITIVE = [
 """Tests that start the service or compute a date. The slow suite-run service tests
 (tests/test_crash_safety.py) pin the clock the same way through tests/helpers.py."""
 
-pytestmark = pytest.mark.xdist_group("clock")
-
 
 @pytest.mark.parametrize("instant", INSTANTS.values(), ids=list(INSTANTS))
 def test_the_date_sensitive_tests_pass_at(instant: str, tmp_path: Path) -> None:

@@ -16,8 +16,6 @@ from tests.spec.helpers import spec_config
 from tests.suites.helpers import library_server
 from watcher.core.store import Store
 
-pytestmark = pytest.mark.xdist_group("service")
-
 
 def make_config(world: dict, write_config, **extra) -> Path:
     spec = spec_config(world["gh"], teams=[{"name": "books", "slack_channel": "#books-mcp", "sdks": ["python"]}])

@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.fakes.mcp_history import McpHistory
 from tests.helpers import start_service, wait_until
 from tests.spec.helpers import spec_config
-
-pytestmark = pytest.mark.xdist_group("service")
 
 
 def service_config(world: dict, write_config, poll_minutes: float = 0.02) -> Path:

@@ -29,7 +29,7 @@ from watcher.config import load_config
 from watcher.core.store import Store
 from watcher.suites.worker import queue_for_release
 
-pytestmark = [pytest.mark.xdist_group("signals"), pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 MARK = "mcp-watcher-signal-test-child"
 """On the command line of every child these tests make hang: how a test sees that it runs."""

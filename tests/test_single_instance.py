@@ -5,13 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from tests.helpers import free_port, start_service, wait_until
 from tests.helpers import run_cli as _cli
 from watcher.core.instance import lock_path
-
-pytestmark = pytest.mark.xdist_group("service")
 
 
 def _config(write_config, closed: str) -> Path:

@@ -36,7 +36,7 @@ CASES = [
     "test_a_hostile_install_reaches_only_its_index_and_every_other_way_out_is_refused_and_recorded",
 ]
 
-pytestmark = [pytest.mark.timeout(1500), pytest.mark.xdist_group("suite-e2e")]
+pytestmark = pytest.mark.timeout(1500)
 
 
 def _readable_by_anyone(path: Path) -> bool:

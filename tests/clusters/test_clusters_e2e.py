@@ -20,7 +20,7 @@ from watcher.cli import main
 from watcher.core.store import Store
 from watcher.suites.worker import process_queue, queue_for_release
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("clusters-e2e"), pytest.mark.timeout(1500)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1500)]
 
 RELEASE_PAGE = "https://github.com/modelcontextprotocol/python-sdk/releases/tag/v2.0.0a1"
 REMOVED = "ModuleNotFoundError: No module named 'mcp.server.fastmcp'"

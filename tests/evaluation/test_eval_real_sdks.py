@@ -11,7 +11,7 @@ from tests.fakes.model_provider import FakeProvider
 from tests.suites.helpers import LIBRARY, library_server, write_config
 from watcher.evaluation.run import run_evaluation
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def test_the_example_server_on_two_published_sdk_versions(tmp_path: Path):

@@ -23,8 +23,6 @@ from watcher.web.access import Access
 from watcher.web.app import Pages
 from watcher.web.context import WebContext
 
-pytestmark = pytest.mark.xdist_group("suite-e2e")
-
 ATTACK = """
 import json, urllib.request
 open("egress-mark.txt", "w").write("the prepare step ran")

@@ -48,7 +48,7 @@ from watcher.readiness.view import KV_RESULTS
 from watcher.suites.judge import baseline as baseline_command
 from watcher.suites.state import REPORT_FILE
 
-pytestmark = [pytest.mark.xdist_group("hostile-suite"), pytest.mark.timeout(600)]
+pytestmark = pytest.mark.timeout(600)
 TODAY = date(2026, 12, 1)
 PINNED, HOSTILE = "1.0.0", "1.1.0"
 SETS = {"2025-11-25": ["server-reach"]}

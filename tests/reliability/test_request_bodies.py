@@ -28,7 +28,7 @@ from bench.bench_bodies import peak_rss, send_chunked
 from tests.helpers import ROOT, free_port, start_service, wait_until
 from watcher.ops.bodies import LIMITS, LOGIN_LIMIT, SLACK_EVENTS_LIMIT
 
-pytestmark = [pytest.mark.xdist_group("service"), pytest.mark.timeout(300)]
+pytestmark = pytest.mark.timeout(300)
 
 HUGE = 200 * 1024 * 1024
 """The attack's body: 200 MiB, chunked, no Content-Length."""

@@ -34,7 +34,7 @@ from watcher.config import load_config
 from watcher.suites.build.env import READY_MARKER, EnvResult, env_digest, prepare_env
 from watcher.suites.runner import run_check
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 ROOT_ONLY = Path("/etc/security/opasswd")
 # A .pth in the watcher's own venv would run at its next start (`mcp-watcher status`); a comment-only one

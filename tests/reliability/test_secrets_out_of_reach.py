@@ -23,7 +23,7 @@ from tests.helpers import skip_unless_ci
 from tests.suites.helpers import ROOT, fixture_server, write_config
 from watcher.boundary import sandbox
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("secrets-out-of-reach"), pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")

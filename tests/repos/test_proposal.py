@@ -119,7 +119,6 @@ def _page(loaded, store: Store) -> str:
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("suite-e2e")
 @pytest.mark.timeout(400)
 def test_the_committed_proposal_starts_in_a_room_and_its_first_run_passes(tmp_path: Path, slack: FakeSlack):
     from watcher.boundary import sandbox

@@ -26,7 +26,7 @@ from tests.serverset.helpers import (
 )
 from tests.slackapp.helpers import MEMBER, SECRET, click_payload, command_payload, form, submission_payload
 
-pytestmark = [pytest.mark.xdist_group("service"), pytest.mark.timeout(400)]
+pytestmark = pytest.mark.timeout(400)
 
 
 def matrix_servers(status: dict[str, Any]) -> set[str]:

@@ -8,14 +8,11 @@ from datetime import datetime
 from pathlib import Path
 
 import httpx
-import pytest
 
 from tests.fakes.mcp_history import McpHistory
 from tests.helpers import SERVICE_CLOCK_START, start_service, wait_until
 from tests.slackapp.helpers import MEMBER, SECRET, click_payload, command_payload, form, sign
 from tests.spec.helpers import spec_config
-
-pytestmark = pytest.mark.xdist_group("service")
 
 
 def _config(world: dict, write_config) -> Path:

@@ -120,7 +120,6 @@ def test_two_runs_needing_one_environment_at_once_build_it_once(tmp_path: Path):
 
 
 @pytest.mark.slow
-@pytest.mark.xdist_group("suite-e2e")
 @pytest.mark.timeout(300)
 def test_a_python_server_pinned_through_prepare_runs_end_to_end(tmp_path: Path):
     venv = "{workdir}/.venv"

@@ -21,7 +21,7 @@ from watcher.suites.build.env import EnvResult
 from watcher.suites.timings import RunTimingsCollector
 from watcher.suites.worker import process_queue, queue_for_release
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(240)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
 
 @pytest.fixture

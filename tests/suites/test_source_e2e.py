@@ -13,7 +13,7 @@ from watcher.core.store import Store
 from watcher.suites.runner import run_check
 from watcher.suites.worker import process_queue, queue_for_release
 
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("suite-e2e"), pytest.mark.timeout(400)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(400)]
 
 OLD = "Look up a book by title and author (in `language`, default English) and return its ISBN and year."
 NEW = "Find a book by its title and author; answers its ISBN and year (language defaults to English)."

@@ -5,12 +5,9 @@ from __future__ import annotations
 import re
 
 import httpx
-import pytest
 
 from tests.helpers import start_service, wait_until
 from tests.test_service import service_config
-
-pytestmark = pytest.mark.xdist_group("service")
 
 
 def test_the_running_service_serves_the_status_pages(world, write_config, tmp_path):
