@@ -217,3 +217,36 @@ def test_the_image_lane_says_what_it_runs_and_refuses_an_unknown_step():
     documented = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8").split("### The image lane", 1)[1]
     for step in _lane_module().STEPS:
         assert f"| `{step}` |" in documented, f"docs/operations.md § The image lane: step {step} not described"
+
+
+FAKE_PYTHON = """#!/bin/sh
+# Stands in for the venv's python: pip names two packages (and the local-index noise bootstrap drops).
+case " $* " in *" -q "*|*" --quiet "*) exit 0 ;; esac  # a quiet install would say nothing
+if [ "$1 $2" = "-m pip" ]; then
+    echo "WARNING: Location 'file:///opt/x/simple/anyio/' is ignored: it is neither a file nor a directory."
+    echo "Collecting anyio==4.0.0"
+    echo "Collecting httpx==0.28.1"
+fi
+exit 0
+"""
+
+
+def test_the_first_setup_says_what_it_installs_as_it_goes(tmp_path: Path):
+    # scripts/run and scripts/test set up through bootstrap: a first run names each package instead of
+    # staying silent for a minute or more.
+    (tmp_path / "scripts").mkdir()
+    shutil.copy2(ROOT / "scripts" / "bootstrap", tmp_path / "scripts" / "bootstrap")
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(FAKE_PYTHON, encoding="utf-8")
+    python.chmod(0o755)
+    done = subprocess.run(
+        [str(tmp_path / "scripts" / "bootstrap")], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == str(tmp_path / ".venv")
+    said = done.stderr.splitlines()
+    assert said[0].startswith("bootstrap: installing mcp-watcher") and "each package is named" in said[0], said
+    assert said[1:3] == ["Collecting anyio==4.0.0", "Collecting httpx==0.28.1"], said
+    assert not any("is ignored" in line for line in said), said
+    assert said[-1] == f"bootstrap: {tmp_path / '.venv'} is ready", said
