@@ -250,3 +250,19 @@ def test_the_first_setup_says_what_it_installs_as_it_goes(tmp_path: Path):
     assert said[1:3] == ["Collecting anyio==4.0.0", "Collecting httpx==0.28.1"], said
     assert not any("is ignored" in line for line in said), said
     assert said[-1] == f"bootstrap: {tmp_path / '.venv'} is ready", said
+
+
+def test_ci_runs_the_installed_product_on_the_oldest_python_the_package_claims():
+    lanes = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert re.search(r"^scripts/test-installed /usr/bin/python3\b", lanes, re.M), lanes
+    lane = (ROOT / "scripts" / "test-installed").read_text(encoding="utf-8")
+    assert "tests/test_installed.py" in lane and "tests/test_service.py::test_service_polls" in lane
+    # The lane's test module holds the git-sourced check end to end (the server that broke on 3.11.2).
+    installed = (ROOT / "tests" / "test_installed.py").read_text(encoding="utf-8")
+    assert "def test_a_server_from_git_is_checked_end_to_end_by_the_installed_product(" in installed
+    claimed = re.search(r'^requires-python = ">=(\d+)\.(\d+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert claimed is not None
+    if Path("/usr/bin/python3").exists():  # the lane's interpreter is the oldest minor version claimed
+        probe = ["/usr/bin/python3", "-c", "import sys; print(*sys.version_info[:2])"]
+        found = subprocess.run(probe, capture_output=True, text=True, check=True, timeout=60).stdout.split()
+        assert found == [claimed.group(1), claimed.group(2)], (found, claimed.groups())
