@@ -3,6 +3,7 @@ pre-build is the run's evidence, with no second attempt. Per-run timings reach t
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
@@ -89,7 +90,9 @@ def test_a_run_after_its_prebuild_spends_no_time_building(tmp_path: Path, builds
     report = outcome["report"]
     assert report["verdict"] == "pass", report["reasons"]
     assert report["install"]["prebuilt"] is True and report["install"]["cached"] is True
-    assert report["timings"]["build_seconds"] < 0.5
+    # Finding the ready environment (its digest checked) against building it, timed in this same run: a
+    # fixed bound (0.5 s) failed at load 10 on two cores, where even the check took 0.72 s.
+    assert report["timings"]["build_seconds"] < ready.seconds / 4, (report["timings"], ready.seconds)
     # Built once: the pre-build built it, the run found it ready.
     assert [(who, r.cached) for who, r in builds] == [("prebuild", False), ("run", True)]
 
@@ -102,7 +105,8 @@ def test_a_run_after_its_prebuild_spends_no_time_building(tmp_path: Path, builds
     metrics = generate_latest(registry).decode()
     for part in ("detection", "queue", "build", "suite"):
         assert f"mcp_watcher_run_{part}_seconds_count 1.0" in metrics
-    assert 'mcp_watcher_run_build_seconds_bucket{le="1"} 1.0' in metrics
+    build_sum = re.search(r"^mcp_watcher_run_build_seconds_sum (\S+)$", metrics, re.M)
+    assert build_sum is not None and float(build_sum.group(1)) == pytest.approx(timings["build_seconds"], abs=0.01)
     assert 'mcp_watcher_run_detection_seconds_bucket{le="60"} 0.0' in metrics
 
 
