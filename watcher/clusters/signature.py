@@ -12,6 +12,7 @@ from typing import Any
 
 from watcher.clusters.normalise import normalise
 from watcher.clusters.pytrace import Traceback, last_traceback
+from watcher.core.run_report import RunReport
 
 SDK_FRAMES = 3
 """How many of the last frames inside the SDK a traceback's signature keeps."""
@@ -45,7 +46,7 @@ class Signature:
 class Facts:
     """What a rule reads of one report."""
 
-    report: dict[str, Any]
+    report: RunReport
     sdk_module: str
     """The SDK's top-level import name (`mcp`): frames under site-packages/<it>/ are the SDK's."""
     evidence: str
@@ -124,7 +125,7 @@ def own_traceback(facts: Facts) -> Signature | None:
     return _make("own_traceback", [line, where], line, f"  {where}\n{line}", [], line)
 
 
-def _failing_step(report: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+def _failing_step(report: RunReport) -> tuple[str, dict[str, Any]] | None:
     for step in ("install", "start", "server_exit"):
         data = report.get(step)
         if isinstance(data, dict) and data and (step == "server_exit" or not data.get("ok")):
@@ -203,7 +204,7 @@ RULES: tuple[tuple[str, Rule], ...] = (
 """In order: the first rule that applies makes the signature."""
 
 
-def _evidence(report: dict[str, Any]) -> str:
+def _evidence(report: RunReport) -> str:
     failing = _failing_step(report)
     if failing is None:
         return ""
@@ -216,7 +217,7 @@ def sdk_module(package: str) -> str:
     return package.lstrip("@").replace("-", "_").lower()
 
 
-def signature_of(report: dict[str, Any], package: str) -> Signature | None:
+def signature_of(report: RunReport, package: str) -> Signature | None:
     """The signature of a failing or erroring report (None for a pass); `package` is the SDK's package name."""
     if report.get("verdict") not in ("fail", "error"):
         return None
