@@ -207,9 +207,43 @@ own JSON document: watcher/contract/report.py), or `{"error": …}` when no diff
 SnapshotSummary = dict[str, Any]
 """The contract snapshot's summary.json (watcher/contract/snapshot): eras, counts, layout."""
 
-ConformanceResult = dict[str, Any]
-"""One requirement set's conformance result, read from the conformance suite's checks.json files
-(watcher/suites/judge/conformance.py), or `{"requirements", "skipped" | "error"}` when it did not run."""
+
+class UnscoredScenario(TypedDict):
+    """A scenario the suite ran that the requirement set does not score, and how it went."""
+
+    scenario: str
+    reason: str
+    passed: bool
+    failing_checks: list[str]
+
+
+@_KEEP_UNKNOWN
+class ConformanceResult(TypedDict, total=False):
+    """One requirement set's conformance result, judged from the suite's checks.json files
+    (watcher/suites/judge/conformance.py); only `requirements` and `skipped` or `error` when it did not run."""
+
+    requirements: str
+    skipped: str
+    expected_failures_file: str
+    error: str
+    evidence: str
+    cli_exit_code: int | None
+    seconds: float
+    room: str
+    scenarios: int
+    passed: int
+    failed: int
+    checks: dict[str, int]
+    expected_failures: list[str]
+    unexpected_failures: list[str]
+    stale_entries: list[str]
+    failure_messages: dict[str, str]
+    missing: list[str]
+    unscored: list[UnscoredScenario]
+    ok: bool
+    baseline_entries: int
+    agrees_with_cli: bool
+
 
 StepResult = dict[str, Any]
 """What a step run's step returned (the readiness runs' own JSON result, watcher/readiness)."""

@@ -11,7 +11,7 @@ from typing import Any
 
 from watcher.clusters.notices import result_line
 from watcher.config import LoadedConfig
-from watcher.core.run_report import DeprecationNotice, InstallPart, RunReport, StartPart
+from watcher.core.run_report import ConformanceResult, DeprecationNotice, InstallPart, RunReport, StartPart
 from watcher.core.store_schema import Notice
 from watcher.decisions.buttons import result_buttons, with_actions
 from watcher.notify import keys
@@ -44,7 +44,7 @@ def headline(report: RunReport) -> Mrkdwn:
     )
 
 
-def conformance_lines(entry: dict[str, Any]) -> tuple[Mrkdwn, list[Mrkdwn], list[Mrkdwn]]:
+def conformance_lines(entry: ConformanceResult) -> tuple[Mrkdwn, list[Mrkdwn], list[Mrkdwn]]:
     """One requirement set: its summary line, then its regressions and stale entries."""
     revision = entry.get("requirements")
     if entry.get("skipped"):
@@ -69,7 +69,7 @@ def conformance_lines(entry: dict[str, Any]) -> tuple[Mrkdwn, list[Mrkdwn], list
     return line, regressions, stale
 
 
-def _scenario_counts(entry: dict[str, Any]) -> str:
+def _scenario_counts(entry: ConformanceResult) -> str:
     """Scenarios passed and failed, the failed ones split by whether anything unexpected failed in them:
     every number is of scenarios, except the known and unexpected failures, which may be single checks."""
     passed, failed = int(entry["passed"]), int(entry["failed"])
