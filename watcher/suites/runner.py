@@ -19,7 +19,6 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from watcher.boundary import sandbox
 from watcher.boundary.network import Reach
@@ -27,7 +26,7 @@ from watcher.boundary.process import ServerProcess
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import progress
 from watcher.core.errors import Cancelled
-from watcher.core.run_report import DeprecationNotice, RunReport, load_report
+from watcher.core.run_report import ContractPart, DeprecationNotice, RunReport, SnapshotSummary, StepResult, load_report
 from watcher.sources import versions
 from watcher.suites.build import indexes
 from watcher.suites.build.env import EnvResult
@@ -54,10 +53,10 @@ class _Run(RunState):
     def start_server(self, env: EnvResult, log_dir: Path) -> ServerProcess:
         return start_server(self, env, log_dir)
 
-    def take_snapshot(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> dict[str, Any]:
+    def take_snapshot(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> SnapshotSummary:
         return contract.take_snapshot(self, server, env, out_dir)
 
-    def steer_contract(self, diff: dict[str, Any]) -> dict[str, Any]:
+    def steer_contract(self, diff: ContractPart) -> ContractPart:
         return contract.steer_contract(self, diff)
 
     def run_conformance(self, server: ServerProcess) -> None:
@@ -210,7 +209,7 @@ class StepTarget:
     """The run's sandbox: the rooms the step's own processes (the conformance suite) run in."""
 
 
-ServerStep = Callable[[StepTarget], dict[str, Any]]
+ServerStep = Callable[[StepTarget], StepResult]
 """A step against a started server -> the step's result."""
 
 
