@@ -208,7 +208,8 @@ SnapshotSummary = dict[str, Any]
 """The contract snapshot's summary.json (watcher/contract/snapshot): eras, counts, layout."""
 
 
-class UnscoredScenario(TypedDict):
+@_KEEP_UNKNOWN
+class UnscoredScenario(TypedDict, total=False):
     """A scenario the suite ran that the requirement set does not score, and how it went."""
 
     scenario: str
