@@ -36,6 +36,7 @@ DOOR = {"watcher.core.untrusted", "watcher.core.yaml_strict"}
 OWN_JSON: dict[str, str] = {
     "watcher.core.store": "the state database's own columns, which the store wrote as JSON",
     "watcher.core.store_clusters": "the cluster tables' own columns, which the store wrote as JSON",
+    "watcher.core.store_schema": "the runs and backtest_results rows' report column, which the store wrote as JSON",
     "watcher.decisions.records": "rows of the state database the records module wrote",
     "watcher.slackapp.app": "a view's private_metadata and a button's value, written by the watcher and "
     "returned unchanged in Slack's authenticated request",

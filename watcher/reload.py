@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from watcher.config import LoadedConfig, load_config
 from watcher.core.errors import ConfigError
+from watcher.core.run_report import REPORT_VERSION, RunReport
 from watcher.core.store import Store
 from watcher.live import LiveConfig
 from watcher.notify import keys
@@ -129,7 +130,12 @@ class ConfigKeeper:
     def _close_queued(self, change: ServerChange) -> None:
         reason = f"{change.name} was retired before this run started (no longer in its config)"
         for run in self.store.runs(status="queued", server=change.name):
-            report = {"server": change.name, "sdk_version": run["sdk_version"], "verdict": ERROR}
+            report: RunReport = {
+                "report_version": REPORT_VERSION,
+                "server": change.name,
+                "sdk_version": run["sdk_version"],
+                "verdict": ERROR,
+            }
             self.store.finish_run(run["id"], ERROR, {**report, "reasons": [{"verdict": ERROR, "reason": reason}]}, 0)
 
 

@@ -40,7 +40,8 @@ def test_one_beta_four_servers_one_cluster_one_operator_notice_one_reply_per_tea
 
     def recorded_run(loaded_, store_, run, stop):  # the runs' real outputs, recorded (see fixtures/recorded)
         executed.append(run["server"])
-        return {**start_failure(run["server"], recorded(f"{RECORDING[run['server']]}-2.0.0a1")), "run_id": run["id"]}
+        report = start_failure(run["server"], recorded(f"{RECORDING[run['server']]}-2.0.0a1"))
+        return {**report, "run_id": str(run["id"])}  # a run id is a string, as the runner writes it
 
     monkeypatch.setattr(worker, "execute", recorded_run)
     assert sorted(queue_for_release(loaded, store, "python", "2.0.0a1", prerelease=True)) == sorted(RECORDING)

@@ -9,7 +9,8 @@ does not install says nothing about its contract, and is neutral for it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+
+from watcher.core.run_report import DeprecationNotice, RunReport
 
 KINDS = ("install", "start", "conformance", "contract", "deprecation")
 
@@ -31,16 +32,16 @@ class Judgement:
     """The kinds this run could judge."""
 
 
-def _last_line(text: str) -> str:
+def _last_line(text: str | None) -> str:
     lines = [line.strip() for line in str(text or "").splitlines() if line.strip() and not line.startswith("---")]
     return lines[-1][:300] if lines else ""
 
 
-def _warnings(report: dict[str, Any]) -> dict[str, dict[str, Any]]:
+def _warnings(report: RunReport) -> dict[str, DeprecationNotice]:
     return {f"{w.get('kind')}: {w.get('message')}": w for w in report.get("deprecation_warnings") or []}
 
 
-def judge(report: dict[str, Any], reference: dict[str, Any] | None) -> Judgement:
+def judge(report: RunReport, reference: RunReport | None) -> Judgement:
     """The problems of one run. `reference` is the run of the release the team was on when this version
     appeared (the latest final before it); its deprecation warnings are not new. No reference: warnings
     are not judged."""

@@ -27,6 +27,7 @@ from watcher.clusters.backtest import signature_json
 from watcher.config import LoadedConfig
 from watcher.core import vault
 from watcher.core.errors import WatcherError
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 from watcher.core.store_schema import BacktestResultRow, RunRow
 from watcher.core.timefmt import iso, utcnow
@@ -74,7 +75,7 @@ class Slot:
     index: int
     key: str
     verdict: str | None = None
-    report: dict[str, Any] | None = None
+    report: RunReport | None = None
     reused: bool = False
     seconds: float | None = None
 
@@ -250,13 +251,13 @@ def _run_pending(
     pending = [s for s in slots if not s.reused]
     total = len(slots)
 
-    def one(slot: Slot) -> dict[str, Any] | None:
+    def one(slot: Slot) -> RunReport | None:
         if stop.is_set():
             return None
         progress.started(slot.index + 1, total, slot.replayed.version)
         return execute(loaded, store, _run_row(backtest_id, slot, server), stop)
 
-    running: dict[Future[dict[str, Any] | None], Slot] = {}
+    running: dict[Future[RunReport | None], Slot] = {}
     interrupted = False
     with ThreadPoolExecutor(max_workers=loaded.config.suites.concurrency, thread_name_prefix="backtest") as pool:
         for slot in pending:
@@ -283,7 +284,7 @@ def _run_pending(
     return "interrupted" if interrupted or stop.is_set() else "done"
 
 
-def _keep(store: Store, backtest_id: int, slot: Slot, report: dict[str, Any]) -> None:
+def _keep(store: Store, backtest_id: int, slot: Slot, report: RunReport) -> None:
     slot.report, slot.verdict = report, str(report.get("verdict") or ERROR)
     slot.seconds = float(report.get("seconds") or 0.0)
     if slot.key:
@@ -306,7 +307,7 @@ def _keep(store: Store, backtest_id: int, slot: Slot, report: dict[str, Any]) ->
 def _points(slots: list[Slot]) -> list[tuple[Slot, Point]]:
     """Each finished slot judged against the run of the latest final published before it."""
     judged: list[tuple[Slot, Point]] = []
-    reference: dict[str, Any] | None = None
+    reference: RunReport | None = None
     for slot in sorted(slots, key=lambda s: s.index):
         if slot.report is None:
             continue

@@ -19,6 +19,7 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -26,6 +27,9 @@ from watcher.boundary import reaper
 from watcher.boundary.launch import Launcher
 from watcher.boundary.network import Reach
 from watcher.core.secret_policy import is_secret, mask
+
+if TYPE_CHECKING:  # the run report's model needs pydantic; this module is loaded without it too
+    from watcher.core.run_report import StartPart
 
 # Inherited from the watcher's own environment; everything else is dropped.
 BASE_ALLOW = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TZ")
@@ -281,7 +285,7 @@ class StartResult:
     stderr: str = ""
     dropped_env: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, object]:
+    def as_dict(self) -> StartPart:
         return {
             "ok": self.ok,
             "command": self.command,

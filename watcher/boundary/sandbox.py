@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
 from watcher.boundary import egress, proxy, reaper, slirp
@@ -51,6 +51,9 @@ from watcher.boundary.launch import Host, HostReason, Launcher, ToolTimeout, run
 from watcher.boundary.network import Forwarded, Network
 from watcher.boundary.proxy import EgressProxy, Resolver
 from watcher.core.errors import SuiteError
+
+if TYPE_CHECKING:  # the run report's model needs pydantic; this module is loaded without it too
+    from watcher.core.run_report import SandboxPart
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +102,7 @@ class Sandbox:
     def active(self) -> bool:
         return self.mode == "bubblewrap" and self.bwrap is not None
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> SandboxPart:
         return {
             "mode": self.mode,
             "reason": self.reason,

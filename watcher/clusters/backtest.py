@@ -11,10 +11,11 @@ from typing import Any
 from watcher.clusters.record import notes_for
 from watcher.clusters.signature import signature_of
 from watcher.config import LoadedConfig
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 
 
-def signature_json(report: dict[str, Any], package: str) -> dict[str, str] | None:
+def signature_json(report: RunReport, package: str) -> dict[str, str] | None:
     """A backtest version's signature (kept in the answer, so a repeat needs no report to group it)."""
     found = signature_of(report, package) if report else None
     if found is None:
@@ -109,7 +110,7 @@ def cluster_backtests(
         if read_notes and len(members) > 1:
             source = next((s for s in loaded.config.sdks if s.name == members[0]["sdk"]), None)
             baseline = loaded.config.server(members[0]["server"]).baseline_sdk_version
-            report = {"sdk_version": version, "baseline_sdk_version": baseline}
+            report: RunReport = {"sdk_version": version, "baseline_sdk_version": baseline}
             finding = notes_for(loaded, store, source, report, signature["symbols"].split("\n"), known)
             notes = finding.sentence()
             quotes = [{"version": n.version, "text": n.text, "url": n.url} for n in finding.lines]

@@ -9,6 +9,7 @@ from typing import Any
 from watcher.clusters.release_notes import NotesFinding
 from watcher.clusters.upstream import UpstreamDraft
 from watcher.config import LoadedConfig
+from watcher.core.run_report import RunReport
 from watcher.core.store_clusters import ClusterRow
 from watcher.core.store_schema import Notice
 from watcher.notify import keys
@@ -41,7 +42,7 @@ def notes_markdown(notes: NotesFinding) -> Mrkdwn:
     return Mrkdwn("\n").join(lines)
 
 
-def result_line(report: dict[str, Any]) -> tuple[Mrkdwn, Mrkdwn] | None:
+def result_line(report: RunReport) -> tuple[Mrkdwn, Mrkdwn] | None:
     """(mrkdwn, plain) for a result's own notice when its cluster spans the threshold's teams; None otherwise."""
     cluster = report.get("cluster")
     if not isinstance(cluster, dict) or not cluster.get("likely_sdk"):

@@ -16,6 +16,7 @@ from watcher.clusters.signature import Signature, sdk_module, signature_of
 from watcher.clusters.upstream import draft
 from watcher.config import LoadedConfig
 from watcher.core.errors import ConfigError
+from watcher.core.run_report import ClusterPart, RunReport
 from watcher.core.store import Store
 from watcher.core.store_clusters import ClusterRow
 from watcher.core.store_schema import Notice
@@ -32,7 +33,7 @@ def notes_for(
     loaded: LoadedConfig,
     store: Store,
     source: SdkSource | None,
-    report: dict[str, Any],
+    report: RunReport,
     symbols: list[str],
     known: Sequence[str] = (),
 ) -> NotesFinding:
@@ -54,7 +55,7 @@ def notes_for(
     return release_notes.explain(store, source, wanted, symbols)
 
 
-def _cluster_fields(report: dict[str, Any], signature: Signature) -> dict[str, Any]:
+def _cluster_fields(report: RunReport, signature: Signature) -> dict[str, Any]:
     return {
         "sdk": report["sdk"],
         "version": report["sdk_version"],
@@ -68,7 +69,7 @@ def _cluster_fields(report: dict[str, Any], signature: Signature) -> dict[str, A
     }
 
 
-def after_result(loaded: LoadedConfig, store: Store, report: dict[str, Any], run_id: int) -> list[Notice]:
+def after_result(loaded: LoadedConfig, store: Store, report: RunReport, run_id: int) -> list[Notice]:
     """File the result in its cluster and write `report["cluster"]`; the notices to queue after its own result
     (empty unless this result made the cluster cross the threshold)."""
     source = _source(loaded, str(report.get("sdk")))
@@ -86,7 +87,7 @@ def after_result(loaded: LoadedConfig, store: Store, report: dict[str, Any], run
     threshold = loaded.config.clusters.threshold_teams
     # An error is the watcher's own trouble (its registry, its tools), never evidence against the SDK.
     likely = len(cluster["teams"]) >= threshold and report.get("verdict") == "fail"
-    summary: dict[str, Any] = {
+    summary: ClusterPart = {
         "signature": signature.key,
         "rule": signature.rule,
         "summary": signature.summary,

@@ -12,6 +12,7 @@ from typing import Any
 
 from watcher.clusters.normalise import normalise
 from watcher.clusters.pytrace import Traceback, last_traceback
+from watcher.core.run_report import RunReport
 
 SDK_FRAMES = 3
 """How many of the last frames inside the SDK a traceback's signature keeps."""
@@ -45,7 +46,7 @@ class Signature:
 class Facts:
     """What a rule reads of one report."""
 
-    report: dict[str, Any]
+    report: RunReport
     sdk_module: str
     """The SDK's top-level import name (`mcp`): frames under site-packages/<it>/ are the SDK's."""
     evidence: str
@@ -124,11 +125,17 @@ def own_traceback(facts: Facts) -> Signature | None:
     return _make("own_traceback", [line, where], line, f"  {where}\n{line}", [], line)
 
 
-def _failing_step(report: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
-    for step in ("install", "start", "server_exit"):
-        data = report.get(step)
-        if isinstance(data, dict) and data and (step == "server_exit" or not data.get("ok")):
-            return step, data
+def _failing_step(report: RunReport) -> tuple[str, str, str] | None:
+    """The first step that failed (install, start, then the server exiting while tested): its name, its error
+    and its evidence (the output it left, then the start's stderr log)."""
+    install, start, server_exit = report.get("install"), report.get("start"), report.get("server_exit")
+    if install and not install.get("ok"):
+        return "install", str(install.get("error") or ""), str(install.get("evidence") or "")
+    if start and not start.get("ok"):
+        evidence = "\n".join(str(v) for v in (start.get("evidence"), start.get("stderr")) if v)
+        return "start", str(start.get("error") or ""), evidence
+    if server_exit:  # its code and evidence say what happened; it carries no error of its own
+        return "server_exit", "", str(server_exit.get("evidence") or "")
     return None
 
 
@@ -137,8 +144,8 @@ def step_failure(facts: Facts) -> Signature | None:
     failing = _failing_step(facts.report)
     if failing is None:
         return None
-    step, data = failing
-    error = normalise(str(data.get("error") or ""))
+    step, error_text, _ = failing
+    error = normalise(error_text)
     lines = [line for line in facts.evidence.splitlines() if line.strip() and not line.startswith("---")]
     last = normalise(lines[-1]) if lines else ""
     parts = [f"{step}: {error}"] + ([f"last line: {last}"] if last else [])
@@ -203,12 +210,9 @@ RULES: tuple[tuple[str, Rule], ...] = (
 """In order: the first rule that applies makes the signature."""
 
 
-def _evidence(report: dict[str, Any]) -> str:
+def _evidence(report: RunReport) -> str:
     failing = _failing_step(report)
-    if failing is None:
-        return ""
-    data = failing[1]
-    return "\n".join(str(data.get(k) or "") for k in ("evidence", "stderr") if data.get(k))
+    return "" if failing is None else failing[2]
 
 
 def sdk_module(package: str) -> str:
@@ -216,7 +220,7 @@ def sdk_module(package: str) -> str:
     return package.lstrip("@").replace("-", "_").lower()
 
 
-def signature_of(report: dict[str, Any], package: str) -> Signature | None:
+def signature_of(report: RunReport, package: str) -> Signature | None:
     """The signature of a failing or erroring report (None for a pass); `package` is the SDK's package name."""
     if report.get("verdict") not in ("fail", "error"):
         return None

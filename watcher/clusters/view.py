@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from watcher.clusters.release_notes import NoteLine
 from watcher.config import WatcherConfig
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 
 SHOWN = 50
@@ -77,7 +78,7 @@ class RunCluster:
     notes: str
 
 
-def run_cluster(report: dict[str, object]) -> RunCluster | None:
+def run_cluster(report: RunReport) -> RunCluster | None:
     cluster = report.get("cluster")
     if not isinstance(cluster, dict) or not cluster.get("signature"):
         return None

@@ -16,6 +16,7 @@ import sqlite_utils
 
 from watcher.core import vault
 from watcher.core.errors import SchemaTooNew
+from watcher.core.run_report import RunReport
 from watcher.core.secret_policy import masked_json
 from watcher.core.state_check import StateError, check_state_file
 from watcher.core.state_check import describe as describe_state_error
@@ -41,6 +42,8 @@ from watcher.core.store_schema import (
     StoredOutboxRow,
     VerdictFigures,
     VersionRow,
+    backtest_result_row,
+    run_row,
 )
 from watcher.core.timefmt import iso, parse_iso, utcnow
 
@@ -352,9 +355,9 @@ class Store(ClusterTables):
                 return None
             db.execute("update runs set status = 'running', started = ? where id = ?", [iso(utcnow()), rows[0]["id"]])
             rows[0]["status"] = "running"
-            return _run_row(rows[0])
+            return run_row(rows[0])
 
-    def finish_run(self, run_id: int, verdict: str, report: dict[str, Any], seconds: float) -> None:
+    def finish_run(self, run_id: int, verdict: str | None, report: RunReport, seconds: float) -> None:
         with self._lock:
             self.db.table("runs").update(
                 run_id,
@@ -367,7 +370,7 @@ class Store(ClusterTables):
                 },
             )
 
-    def record_run(self, server: str, sdk: str, sdk_version: str, trigger: str, report: dict[str, Any]) -> int:
+    def record_run(self, server: str, sdk: str, sdk_version: str, trigger: str, report: RunReport) -> int:
         """A run made outside the queue (`check` by hand: trigger "cli"), recorded done; its row id.
 
         Its key is the report's own run id, so it never takes the queue's `server@version` slot."""
@@ -392,7 +395,7 @@ class Store(ClusterTables):
             )
             return int(cur.lastrowid or 0)
 
-    def interrupt_run(self, run_id: int, report: dict[str, Any] | None = None) -> None:
+    def interrupt_run(self, run_id: int, report: RunReport | None = None) -> None:
         """A run stopped half-way (shutdown): recorded as interrupted and queued again for the next start."""
         with self._lock:
             self.db.table("runs").update(
@@ -413,12 +416,12 @@ class Store(ClusterTables):
                 "update runs set status = 'queued', verdict = 'interrupted', finished = ? where status = 'running'",
                 [iso(utcnow())],
             )
-            return [_run_row(row) for row in rows]
+            return [run_row(row) for row in rows]
 
     def runs(self, status: str | None = None, server: str | None = None, limit: int = 100) -> list[RunRow]:
         where, params = _where(("status = ?", status), ("server = ?", server))
         rows = self.db.query(f"select * from runs {where} order by id desc limit {int(limit)}", params)
-        return [_run_row(row) for row in rows]
+        return [run_row(row) for row in rows]
 
     def count_runs(self, status: str) -> int:
         return int(self._one("select count(*) as n from runs where status = ?", [status])["n"])
@@ -460,7 +463,7 @@ class Store(ClusterTables):
     def run_by_id(self, run_id: int) -> RunRow | None:
         """One run with its report parsed, or None."""
         rows = list(self.db.query("select * from runs where id = ?", [run_id]))
-        return _run_row(rows[0]) if rows else None
+        return run_row(rows[0]) if rows else None
 
     def version_rows(self) -> list[VersionRow]:
         """Every version seen, of every SDK (the status matrix's columns)."""
@@ -574,7 +577,7 @@ class Store(ClusterTables):
         rows = list(self.db.query("select * from backtest_results where key = ?", [key]))
         if not rows:
             return None
-        return cast(BacktestResultRow, {**rows[0], "report": json.loads(rows[0]["report"])})
+        return backtest_result_row(rows[0])
 
     def put_backtest_result(self, row: BacktestResultRow) -> None:
         with self._lock:
@@ -593,8 +596,3 @@ def _where(*conditions: tuple[str, str | None]) -> tuple[str, list[str]]:
     if not chosen:
         return "", []
     return "where " + " and ".join(sql for sql, _ in chosen), [value for _, value in chosen if value]
-
-
-def _run_row(row: dict[str, Any]) -> RunRow:
-    """A runs row with its report decoded."""
-    return cast(RunRow, {**row, "report": json.loads(row["report"]) if row["report"] else None})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -9,6 +10,7 @@ from typing import Any, TypedDict
 
 import sqlite_utils
 
+from watcher.core.run_report import RunReport, load_report
 from watcher.core.store_clusters import migrate_clusters
 from watcher.core.text import Mrkdwn
 
@@ -339,7 +341,7 @@ class RunRow(TypedDict):
     trigger: str
     status: str
     verdict: str | None
-    report: dict[str, Any] | None
+    report: RunReport | None
     queued: str
     started: str | None
     finished: str | None
@@ -403,7 +405,7 @@ class BacktestResultRow(TypedDict):
     version: str
     fingerprint: str
     verdict: str
-    report: dict[str, Any]
+    report: RunReport
     finished: str
     seconds: float | None
     backtest_id: int
@@ -452,3 +454,39 @@ class Notice:
     """The key of the notice whose Slack thread this one replies in."""
     files: list[dict[str, Any]] | None = None
     """Files to upload with the message: [{"path", "title", "filename"}]."""
+
+
+def run_row(row: dict[str, Any]) -> RunRow:
+    """A runs row with its report decoded (a report stored by any earlier release loads: core/run_report)."""
+    report = load_report(json.loads(row["report"]), f"runs row {row['id']}") if row["report"] else None
+    return {
+        "id": row["id"],
+        "key": row["key"],
+        "server": row["server"],
+        "sdk": row["sdk"],
+        "sdk_version": row["sdk_version"],
+        "trigger": row["trigger"],
+        "status": row["status"],
+        "verdict": row["verdict"],
+        "report": report,
+        "queued": row["queued"],
+        "started": row["started"],
+        "finished": row["finished"],
+        "seconds": row["seconds"],
+    }
+
+
+def backtest_result_row(row: dict[str, Any]) -> BacktestResultRow:
+    """A backtest_results row with its report decoded, as `run_row` decodes a run's."""
+    return {
+        "key": row["key"],
+        "server": row["server"],
+        "package": row["package"],
+        "version": row["version"],
+        "fingerprint": row["fingerprint"],
+        "verdict": row["verdict"],
+        "report": load_report(json.loads(row["report"]), f"backtest_results row {row['key']!r}"),
+        "finished": row["finished"],
+        "seconds": row["seconds"],
+        "backtest_id": row["backtest_id"],
+    }

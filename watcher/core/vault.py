@@ -27,8 +27,12 @@ import sys
 from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from watcher.core.secret_policy import is_secret
+
+if TYPE_CHECKING:  # the run report's model needs pydantic; this module is loaded without it too
+    from watcher.core.run_report import ProtectionPart
 
 _PR_GET_DUMPABLE = 3
 _PR_SET_DUMPABLE = 4
@@ -52,7 +56,7 @@ class Protection:
     """Their text was also overwritten where `/proc/<pid>/environ` reads it."""
     notes: tuple[str, ...] = field(default_factory=tuple)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> ProtectionPart:
         return {
             "non_dumpable": self.non_dumpable,
             "dumpable_note": self.dumpable_note,

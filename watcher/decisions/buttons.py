@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from watcher.config import WatcherConfig
+from watcher.core.run_report import RunReport
 from watcher.notify.blocks import MAX_BLOCKS, clip
 from watcher.notify.settings import slack_credentials
 
@@ -80,7 +81,7 @@ def alert_buttons(
     return elements
 
 
-def result_buttons(config: WatcherConfig, report: dict[str, Any], run_id: int | None) -> list[dict[str, Any]]:
+def result_buttons(config: WatcherConfig, report: RunReport, run_id: int | None) -> list[dict[str, Any]]:
     """On a suite result: Rerun, Accept… (when the contract changed), Mute this SDK line…, Open run. The last
     two need the run's stored id (``run_id``: the row Accept… reads the changes from, the page's number)."""
     if not interactive(config):

@@ -10,10 +10,11 @@ from typing import Any
 from watcher.config import LoadedConfig
 from watcher.core import vault
 from watcher.core.errors import ConfigError
+from watcher.core.run_report import RunReport
 from watcher.evaluation.run import REPORT_FILE, SKIPPED, run_evaluation, skipped_note
 
 
-def model_changes(report: dict[str, Any]) -> int:
+def model_changes(report: RunReport) -> int:
     contract = report.get("contract") or {}
     if not isinstance(contract, dict) or contract.get("error"):
         return 0
@@ -21,7 +22,7 @@ def model_changes(report: dict[str, Any]) -> int:
 
 
 def after_suite_run(
-    loaded: LoadedConfig, report: dict[str, Any], cancel: threading.Event | None = None
+    loaded: LoadedConfig, report: RunReport, cancel: threading.Event | None = None
 ) -> dict[str, Any] | None:
     """Run the evaluation a suite run calls for; returns its report (None when none ran).
 
@@ -47,7 +48,8 @@ def after_suite_run(
             "note": f"{changes} change(s) affect models; evaluation " + skipped_note(server.evaluation),
         }
         return None
-    run_dir = Path(report["run_dir"]) if report.get("run_dir") else None
+    stored_dir = report.get("run_dir")
+    run_dir = Path(stored_dir) if stored_dir else None
     result = run_evaluation(loaded, server.name, report["sdk_version"], cancel=cancel, run_dir=run_dir)
     report["evaluation"] = {
         "status": "ran",

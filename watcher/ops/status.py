@@ -6,6 +6,7 @@ from typing import Any
 
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import clock
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 from watcher.core.text import shown
 from watcher.core.timefmt import parse_iso
@@ -144,14 +145,14 @@ def protection_status(loaded: LoadedConfig) -> dict[str, Any]:
     }
 
 
-def egress_refused(report: object) -> list[dict[str, Any]]:
+def egress_refused(report: RunReport | None) -> list[dict[str, object]]:
     """A run's egress audit: what its install rooms' proxy refused (or let through under `audit`)."""
-    install = report.get("install") if isinstance(report, dict) else None
-    refused = install.get("egress_refused") if isinstance(install, dict) else None
+    install = report.get("install") if report else None
+    refused = install.get("egress_refused") if install else None
     return [r for r in refused or [] if isinstance(r, dict)]
 
 
-def _egress_line(refused: list[dict[str, Any]]) -> str:
+def _egress_line(refused: list[dict[str, object]]) -> str:
     shown = sorted({f"{r.get('host')}:{r.get('port')} ({r.get('rule')})" for r in refused})
     audit = any(r.get("let_through") for r in refused)
     more = f", +{len(shown) - 5} more" if len(shown) > 5 else ""

@@ -13,6 +13,7 @@ from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.core.errors import ConformanceError, ToolMissing
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 from watcher.readiness.notices import candidate_notice
 from watcher.readiness.suite import install
@@ -85,7 +86,7 @@ def try_candidate(
     store: Store,
     pinned: str,
     candidate: str,
-    runner: Callable[[LoadedConfig, str, str, ServerStep, threading.Event | None], dict[str, Any]],
+    runner: Callable[[LoadedConfig, str, str, ServerStep, threading.Event | None], RunReport],
     stop: threading.Event | None = None,
 ) -> list[dict[str, Any]]:
     done: dict[str, Any] = store.get_kv(KV_CANDIDATES) or {}

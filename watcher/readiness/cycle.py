@@ -19,6 +19,7 @@ import httpx
 
 from watcher.config import LoadedConfig
 from watcher.core.errors import ConformanceError, ToolMissing
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 from watcher.core.timefmt import iso, today_utc, utcnow
 from watcher.digest.sections.changes import load_spec_view
@@ -35,13 +36,13 @@ from watcher.suites.settings import Server
 
 log = logging.getLogger(__name__)
 
-StepRunner = Callable[[LoadedConfig, str, str, ServerStep, threading.Event | None], dict[str, Any]]
+StepRunner = Callable[[LoadedConfig, str, str, ServerStep, threading.Event | None], RunReport]
 """(config, server, SDK version, the step, the stop event) -> the run's report."""
 
 
 def _run_step(
     loaded: LoadedConfig, server: str, version: str, step: ServerStep, stop: threading.Event | None
-) -> dict[str, Any]:
+) -> RunReport:
     return run_step(loaded, server, version, step, cancel=stop)
 
 
@@ -56,7 +57,7 @@ def outcome_of(entry: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
 
 
 def readiness_entry(
-    server: Server, sdk_version: str | None, suite: SuiteVersion, report: dict[str, Any] | None
+    server: Server, sdk_version: str | None, suite: SuiteVersion, report: RunReport | None
 ) -> dict[str, Any]:
     entry: dict[str, Any] = {
         "sdk": server.sdk,

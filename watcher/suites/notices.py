@@ -11,6 +11,7 @@ from typing import Any
 
 from watcher.clusters.notices import result_line
 from watcher.config import LoadedConfig
+from watcher.core.run_report import ConformanceResult, DeprecationNotice, InstallPart, RunReport, StartPart
 from watcher.core.store_schema import Notice
 from watcher.decisions.buttons import result_buttons, with_actions
 from watcher.notify import keys
@@ -34,7 +35,7 @@ def _duration(seconds: float | None) -> str:
     return f"{minutes} min {secs} s" if minutes else f"{secs} s"
 
 
-def headline(report: dict[str, Any]) -> Mrkdwn:
+def headline(report: RunReport) -> Mrkdwn:
     """One line naming the server, the SDK version and the verdict, escaped for mrkdwn."""
     verdict = report.get("verdict") or "error"
     return escape(
@@ -43,7 +44,7 @@ def headline(report: dict[str, Any]) -> Mrkdwn:
     )
 
 
-def conformance_lines(entry: dict[str, Any]) -> tuple[Mrkdwn, list[Mrkdwn], list[Mrkdwn]]:
+def conformance_lines(entry: ConformanceResult) -> tuple[Mrkdwn, list[Mrkdwn], list[Mrkdwn]]:
     """One requirement set: its summary line, then its regressions and stale entries."""
     revision = entry.get("requirements")
     if entry.get("skipped"):
@@ -68,7 +69,7 @@ def conformance_lines(entry: dict[str, Any]) -> tuple[Mrkdwn, list[Mrkdwn], list
     return line, regressions, stale
 
 
-def _scenario_counts(entry: dict[str, Any]) -> str:
+def _scenario_counts(entry: ConformanceResult) -> str:
     """Scenarios passed and failed, the failed ones split by whether anything unexpected failed in them:
     every number is of scenarios, except the known and unexpected failures, which may be single checks."""
     passed, failed = int(entry["passed"]), int(entry["failed"])
@@ -114,20 +115,24 @@ def contract_groups(contract: dict[str, Any] | None) -> tuple[list[Mrkdwn], list
     return breaking, models, len(changes) - len(breaking) - len(models)
 
 
-def _warning_line(warning: dict[str, Any]) -> Mrkdwn:
+def _warning_line(warning: DeprecationNotice) -> Mrkdwn:
     count = f" (×{warning['count']})" if warning.get("count", 1) > 1 else ""
     return Mrkdwn("{}: {}{}").format(warning["kind"], warning["message"], count)
 
 
-def _evidence(report: dict[str, Any]) -> Mrkdwn | None:
-    for step in ("install", "start"):
-        data = report.get(step) or {}
+def _evidence(report: RunReport) -> Mrkdwn | None:
+    steps: tuple[tuple[str, InstallPart | StartPart | None], ...] = (
+        ("install", report.get("install")),
+        ("start", report.get("start")),
+    )
+    for step, part in steps:
+        data = part or {}
         if data and not data.get("ok") and (data.get("evidence") or data.get("error")):
             return escape(f"{step}: {data.get('error')}\n{data.get('evidence') or ''}".strip())
     return None
 
 
-def _provenance(report: dict[str, Any]) -> Mrkdwn:
+def _provenance(report: RunReport) -> Mrkdwn:
     """Where the code came from (a git commit) and where the run happened (an Actions run link)."""
     parts = []
     source = report.get("source") or {}
@@ -142,7 +147,7 @@ def _provenance(report: dict[str, Any]) -> Mrkdwn:
     return Mrkdwn("").join(Mrkdwn(" · {}").format(p) for p in parts)
 
 
-def render(report: dict[str, Any]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
+def render(report: RunReport) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     """(plain text, Block Kit blocks) for one run's report."""
     verdict = report.get("verdict") or "error"
     title = headline(report)
@@ -226,7 +231,7 @@ def render(report: dict[str, Any]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     return Mrkdwn("\n").join(text_lines), blocks
 
 
-def result_notice(loaded: LoadedConfig, report: dict[str, Any], stored_id: int | None = None) -> Notice:
+def result_notice(loaded: LoadedConfig, report: RunReport, stored_id: int | None = None) -> Notice:
     """The result as a reply in the thread of the beta's alert for the server's team; ``stored_id`` (the run's
     row, its page /runs/<id>) gives it the Accept… and Open run buttons when Slack can answer them."""
     text, blocks = render(report)

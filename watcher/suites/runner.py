@@ -19,7 +19,6 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from watcher.boundary import sandbox
 from watcher.boundary.network import Reach
@@ -27,6 +26,7 @@ from watcher.boundary.process import ServerProcess
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import progress
 from watcher.core.errors import Cancelled
+from watcher.core.run_report import ContractPart, DeprecationNotice, RunReport, SnapshotSummary, StepResult, load_report
 from watcher.sources import versions
 from watcher.suites.build import indexes
 from watcher.suites.build.env import EnvResult
@@ -53,10 +53,10 @@ class _Run(RunState):
     def start_server(self, env: EnvResult, log_dir: Path) -> ServerProcess:
         return start_server(self, env, log_dir)
 
-    def take_snapshot(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> dict[str, Any]:
+    def take_snapshot(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> SnapshotSummary:
         return contract.take_snapshot(self, server, env, out_dir)
 
-    def steer_contract(self, diff: dict[str, Any]) -> dict[str, Any]:
+    def steer_contract(self, diff: ContractPart) -> ContractPart:
         return contract.steer_contract(self, diff)
 
     def run_conformance(self, server: ServerProcess) -> None:
@@ -65,7 +65,7 @@ class _Run(RunState):
     def snapshot_candidate(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> bool:
         return contract.snapshot_candidate(self, server, env, out_dir)
 
-    def scan_warnings(self) -> list[dict[str, Any]]:
+    def scan_warnings(self) -> list[DeprecationNotice]:
         return deprecations.scan_files([self.run_dir / "server.stderr.log", self.run_dir / "server.stdout.log"])
 
     def run(self) -> None:
@@ -121,7 +121,7 @@ class _Run(RunState):
         if snapshot_ok:
             contract.run_contract(self, candidate_snapshot)
 
-    def finish(self, started: float) -> dict[str, Any]:
+    def finish(self, started: float) -> RunReport:
         self.report["verdict"] = self.verdict
         self.report["seconds"] = round(time.monotonic() - started, 2)
         with contextlib.suppress(OSError):
@@ -150,7 +150,7 @@ def version_refusal(config: WatcherConfig, server: Server, version: str) -> str 
     return f"{server.sdk} SDK: {problem}" if problem else None
 
 
-def _conduct(run: _Run, started: float) -> dict[str, Any]:
+def _conduct(run: _Run, started: float) -> RunReport:
     try:
         run.run()
     except Cancelled:
@@ -163,7 +163,7 @@ def _conduct(run: _Run, started: float) -> dict[str, Any]:
 
 def run_check(
     loaded: LoadedConfig, server_name: str, sdk_version: str, *, cancel: threading.Event | None = None
-) -> dict[str, Any]:
+) -> RunReport:
     """Run the suites of one configured server against one SDK version and return the report.
 
     Raises ConfigError only for an unknown server name; everything else ends up in the report.
@@ -209,7 +209,7 @@ class StepTarget:
     """The run's sandbox: the rooms the step's own processes (the conformance suite) run in."""
 
 
-ServerStep = Callable[[StepTarget], dict[str, Any]]
+ServerStep = Callable[[StepTarget], StepResult]
 """A step against a started server -> the step's result."""
 
 
@@ -220,7 +220,7 @@ def run_step(
     step: ServerStep,
     *,
     cancel: threading.Event | None = None,
-) -> dict[str, Any]:
+) -> RunReport:
     """Like run_check, but with `step` in place of the configured sets and the contract (readiness runs).
 
     The report's `step` holds what the step returned; `verdict` says whether install and start worked.
@@ -229,6 +229,7 @@ def run_step(
     return _conduct(_StepRun(loaded, loaded.config.server(server_name), sdk_version, step, cancel), started)
 
 
-def read_report(run_dir: Path) -> dict[str, Any] | None:
+def read_report(run_dir: Path) -> RunReport | None:
+    """The report.json a run left in its folder (None: there is none), of any version the store reads."""
     path = run_dir / REPORT_FILE
-    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else None
+    return load_report(json.loads(path.read_text(encoding="utf-8")), str(path)) if path.exists() else None

@@ -7,11 +7,12 @@ from __future__ import annotations
 import secrets
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from watcher.config import LoadedConfig, WatcherConfig, secret_env_names
 from watcher.core import vault
 from watcher.core.errors import Cancelled
+from watcher.core.run_report import REPORT_VERSION, RunReport
 from watcher.core.timefmt import iso, utcnow
 from watcher.suites.settings import Server
 
@@ -73,7 +74,8 @@ class RunState:
         """SDK versions whose environment a pre-build made (or failed to make) before this run asked."""
         self.sandbox = boundary
         self.verdict = PASS
-        self.report: dict[str, Any] = {
+        self.report: RunReport = {
+            "report_version": REPORT_VERSION,
             "server": server.name,
             "team": server.team,
             "sdk": server.sdk,

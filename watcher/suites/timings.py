@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Any
 
 from prometheus_client.core import HistogramMetricFamily
 from prometheus_client.registry import Collector
 
+from watcher.core.run_report import RunReport, Timings
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
@@ -35,7 +35,7 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return round(max(0.0, (end - start).total_seconds()), 2)
 
 
-def run_timings(store: Store, run: RunRow, report: dict[str, Any], started: datetime) -> dict[str, Any]:
+def run_timings(store: Store, run: RunRow, report: RunReport, started: datetime) -> Timings:
     """The four parts of one run, in seconds; `started` is when the worker took the run."""
     detection = None
     if not keys.is_baseline_trigger(run.get("trigger")):
@@ -57,6 +57,19 @@ def run_timings(store: Store, run: RunRow, report: dict[str, Any], started: date
     }
 
 
+def _part_seconds(timings: Timings | None, part: str) -> float | None:
+    """One part's seconds out of a stored report's timings (None: not measured, or no timings)."""
+    if not timings:
+        return None
+    by_part = {
+        "detection": timings.get("detection_seconds"),
+        "queue": timings.get("queue_seconds"),
+        "build": timings.get("build_seconds"),
+        "suite": timings.get("suite_seconds"),
+    }
+    return by_part.get(part)
+
+
 class RunTimingsCollector(Collector):
     """Histograms of the parts, read from the stored run reports at scrape time (so they survive restarts)."""
 
@@ -66,9 +79,9 @@ class RunTimingsCollector(Collector):
     def collect(self) -> Iterator[HistogramMetricFamily]:
         values: dict[str, list[float]] = {part: [] for part in PARTS}
         for run in self.store.runs(status="done", limit=RUNS_READ):
-            timings = (run.get("report") or {}).get("timings") or {}
+            timings = (run.get("report") or {}).get("timings")
             for part in PARTS:
-                value = timings.get(f"{part}_seconds")
+                value = _part_seconds(timings, part)
                 if isinstance(value, int | float):
                     values[part].append(float(value))
         for part in PARTS:

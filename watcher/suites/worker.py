@@ -18,12 +18,13 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Literal, NotRequired, Protocol, TypedDict
 
 from watcher.clusters.record import after_result as cluster_after_result
 from watcher.config import LoadedConfig
 from watcher.core import clock
 from watcher.core.errors import ConfigError
+from watcher.core.run_report import REPORT_VERSION, RunReport
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice, RunRow
 from watcher.decisions.records import result_after_slack
@@ -41,18 +42,42 @@ from watcher.suites.timings import run_timings
 log = logging.getLogger(__name__)
 
 
+FollowerName = Literal["evaluation"]
+"""What may follow a run (watcher/pipeline.py wires each): the outcome's key for its verdict."""
+_NOTICE_KEYS: dict[FollowerName, Literal["evaluation_notice"]] = {"evaluation": "evaluation_notice"}
+
+
 @dataclass(frozen=True)
 class Followed:
     """What followed a finished run: its verdict goes in the outcome under `name`, and its reply, made once the
     run's result is in the outbox (threaded under it when the result is threaded), under `<name>_notice`."""
 
-    name: str
+    name: FollowerName
     verdict: str
     reply: Callable[[bool], Notice]
 
 
+class RunOutcome(TypedDict):
+    """One finished run as the worker hands it on (`process_queue`'s result, `on_result`'s argument)."""
+
+    run_id: int
+    server: str
+    sdk: str
+    sdk_version: str
+    verdict: str | None
+    seconds: float
+    report: RunReport
+    notice: str | None
+    """The outbox key of the run's result (None: none was sent)."""
+    interrupted: NotRequired[bool]
+    """Stopped half-way by a shutdown: queued again."""
+    cluster_notices: NotRequired[list[str]]
+    evaluation: NotRequired[str]
+    evaluation_notice: NotRequired[str]
+
+
 class Follower(Protocol):
-    def __call__(self, loaded: LoadedConfig, report: dict[str, Any], stop: threading.Event | None) -> Followed | None:
+    def __call__(self, loaded: LoadedConfig, report: RunReport, stop: threading.Event | None) -> Followed | None:
         """Called with each finished run's report before it is recorded (it may add to it); None: nothing ran."""
 
 
@@ -108,13 +133,14 @@ def queue_after_poll(
 
 def _execute(
     loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None, followers: Sequence[Follower]
-) -> dict[str, Any]:
+) -> RunOutcome:
     started = time.monotonic()
     taken = clock.now()
     try:
         report = execute(loaded, store, run, stop)
     except ConfigError as exc:  # the server was removed from the config after the run was queued
         report = {
+            "report_version": REPORT_VERSION,
             "server": run["server"],
             "sdk": run["sdk"],
             "sdk_version": run["sdk_version"],
@@ -128,12 +154,12 @@ def _conclude(
     loaded: LoadedConfig,
     store: Store,
     run: RunRow,
-    report: dict[str, Any],
+    report: RunReport,
     stop: threading.Event | None,
     started: float,
     taken: datetime,
     followers: Sequence[Follower] = (),
-) -> dict[str, Any]:
+) -> RunOutcome:
     """A run's report recorded, and its result (and what followed it) put in the outbox: the outcome."""
     followed: list[Followed] = []
     if not (stop is not None and stop.is_set()):
@@ -141,7 +167,7 @@ def _conclude(
     seconds = float(report.get("seconds") or round(time.monotonic() - started, 2))
     report["timings"] = run_timings(store, run, report, taken)
     _rewrite_report_file(report)
-    outcome: dict[str, Any] = {
+    outcome: RunOutcome = {
         "run_id": run["id"],
         "server": run["server"],
         "sdk": run["sdk"],
@@ -190,11 +216,11 @@ def _conclude(
         reply = follow.reply(notice.thread_of is not None)
         store.enqueue(reply)
         outcome[follow.name] = follow.verdict
-        outcome[f"{follow.name}_notice"] = reply.key
+        outcome[_NOTICE_KEYS[follow.name]] = reply.key
     return outcome
 
 
-def _clustered(loaded: LoadedConfig, store: Store, run: RunRow, report: dict[str, Any]) -> list[Notice]:
+def _clustered(loaded: LoadedConfig, store: Store, run: RunRow, report: RunReport) -> list[Notice]:
     """The result filed in its failure cluster (watcher/clusters); the replies a first crossing calls for."""
     try:
         notices = cluster_after_result(loaded, store, report, run["id"])
@@ -211,7 +237,7 @@ def _enqueue_all(store: Store, notices: list[Notice]) -> None:
         store.enqueue(notice)
 
 
-def _rewrite_report_file(report: dict[str, Any]) -> None:
+def _rewrite_report_file(report: RunReport) -> None:
     """The run folder's report.json gets the timings too (the runner wrote it before they were known)."""
     run_dir = Path(str(report.get("run_dir") or ""))
     if report.get("run_dir") and run_dir.is_dir():
@@ -223,11 +249,11 @@ def process_queue(
     source: ConfigSource,
     store: Store,
     stop: threading.Event | None = None,
-    on_result: Callable[[dict[str, Any]], None] | None = None,
+    on_result: Callable[[RunOutcome], None] | None = None,
     *,
     fanout_limits: Limits | None = None,
     followers: Sequence[Follower] = (),
-) -> list[dict[str, Any]]:
+) -> list[RunOutcome]:
     """Run queued checks, at most `suites.concurrency` at once, until the queue is empty or `stop` is set.
 
     Returns one outcome per run finished here: run_id, server, sdk_version, verdict, seconds, report,
@@ -241,10 +267,10 @@ def process_queue(
     a team file added while the queue drains is known to its run).
     """
     limit = source.loaded.config.suites.concurrency
-    outcomes: list[dict[str, Any]] = []
-    running: set[Future[dict[str, Any]]] = set()
+    outcomes: list[RunOutcome] = []
+    running: set[Future[RunOutcome]] = set()
     batches: list[threading.Thread] = []
-    remote_futures: set[Future[dict[str, Any]]] = set()
+    remote_futures: set[Future[RunOutcome]] = set()
     with ThreadPoolExecutor(max_workers=limit, thread_name_prefix="suite-run") as pool:
         while True:
             remote: list[tuple[RunRow, Server]] = []
@@ -311,14 +337,14 @@ def _start_batch(
     limits: Limits | None,
     threads: list[threading.Thread],
     followers: Sequence[Follower],
-) -> set[Future[dict[str, Any]]]:
+) -> set[Future[RunOutcome]]:
     """The batch on its own thread; one future per run, resolved as that run's report is delivered."""
-    futures: dict[int, Future[dict[str, Any]]] = {}
+    futures: dict[int, Future[RunOutcome]] = {}
     for run, _ in remote:
         futures[run["id"]] = Future()
     started, taken = time.monotonic(), clock.now()
 
-    def deliver(run: RunRow, report: dict[str, Any]) -> None:
+    def deliver(run: RunRow, report: RunReport) -> None:
         future = futures[run["id"]]
         try:
             future.set_result(_conclude(loaded, store, run, report, stop, started, taken, followers))
@@ -340,6 +366,6 @@ def _start_batch(
     return set(futures.values())
 
 
-def _wait_some(futures: set[Future[dict[str, Any]]]) -> tuple[set[Future[dict[str, Any]]], set[Future[dict[str, Any]]]]:
+def _wait_some(futures: set[Future[RunOutcome]]) -> tuple[set[Future[RunOutcome]], set[Future[RunOutcome]]]:
     done, pending = wait(futures, return_when=FIRST_COMPLETED)
     return set(done), set(pending)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.clusters.view import RunCluster, run_cluster
+from watcher.core.run_report import RunReport
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
 from watcher.notify import keys
@@ -201,7 +202,7 @@ def _change_groups(changes: list[dict[str, Any]]) -> list[ChangeGroup]:
     ]
 
 
-def _logs(ctx: WebContext, report: dict[str, Any], state: str) -> list[LogTail]:
+def _logs(ctx: WebContext, report: RunReport, state: str) -> list[LogTail]:
     """The evidence: installer and start failures, a crash, and the tails of the server's own logs."""
     from watcher.boundary.process import tail
 
@@ -224,7 +225,7 @@ def _logs(ctx: WebContext, report: dict[str, Any], state: str) -> list[LogTail]:
     return logs
 
 
-def _egress(ctx: WebContext, report: dict[str, Any]) -> list[EgressRow]:
+def _egress(ctx: WebContext, report: RunReport) -> list[EgressRow]:
     install = report.get("install")
     refused = install.get("egress_refused") if isinstance(install, dict) else None
     return [
@@ -259,7 +260,7 @@ def collect_run(ctx: WebContext, run_id: int) -> RunPage | None:
     run = ctx.store.run_by_id(run_id)
     if run is None:
         return None
-    report: dict[str, Any] = run["report"] if isinstance(run["report"], dict) else {}
+    report: RunReport = run["report"] if isinstance(run["report"], dict) else {}
     config = ctx.loaded.config
     server = next((s for s in config.servers if s.name == run["server"]), None)
     team = str(report.get("team") or (server.team if server else ""))

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.digest.model import Evidence, Exposure, ServerFindings
@@ -101,7 +102,7 @@ def snapshot_evidence(
     return found, (f"{label} ({', '.join(era for era, _ in eras)})" if eras else "")
 
 
-def warning_evidence(report: dict[str, Any], label: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, Evidence]]:
+def warning_evidence(report: RunReport, label: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, Evidence]]:
     found = []
     for warning in report.get("deprecation_warnings") or []:
         message = str(warning.get("message", "")) if isinstance(warning, dict) else str(warning)
@@ -113,9 +114,7 @@ def warning_evidence(report: dict[str, Any], label: str, rows: Sequence[dict[str
     return found
 
 
-def conformance_evidence(
-    report: dict[str, Any], label: str, rows: Sequence[dict[str, Any]]
-) -> list[tuple[str, Evidence]]:
+def conformance_evidence(report: RunReport, label: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, Evidence]]:
     """Passing conformance scenarios that exercise a deprecated feature (the server did use it).
 
     The scored scenarios that passed are only counted in the report, so the run's result files are read

@@ -31,7 +31,7 @@ import stat
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +44,7 @@ from watcher.boundary.launch import Host, HostReason, Launcher
 from watcher.boundary.process import run_command, scrubbed_env
 from watcher.core import untrusted
 from watcher.core.errors import ToolMissing
+from watcher.core.run_report import InstallPart
 from watcher.suites.build import blame
 from watcher.suites.build import wheels as shared
 from watcher.suites.build.declared import build_declared
@@ -106,8 +107,28 @@ class EnvResult:
     egress_refused: list[dict[str, object]] = field(default_factory=list)
     """What the install rooms' egress proxy refused (or let through under `suites.egress: audit`) (`egress.py`)."""
 
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+    def as_dict(self) -> InstallPart:
+        return {
+            "ok": self.ok,
+            "language": self.language,
+            "sdk_package": self.sdk_package,
+            "sdk_version": self.sdk_version,
+            "path": self.path,
+            "cached": self.cached,
+            "seconds": self.seconds,
+            "installer": self.installer,
+            "error": self.error,
+            "evidence": self.evidence,
+            "log": self.log,
+            "bin_dirs": list(self.bin_dirs),
+            "project_dir": self.project_dir,
+            "digest": self.digest,
+            "rebuilt": self.rebuilt,
+            "sandboxed": self.sandboxed,
+            "watcher_fault": self.watcher_fault,
+            "fault_rule": self.fault_rule,
+            "egress_refused": [dict(refusal) for refusal in self.egress_refused],
+        }
 
 
 def files_digest(project: Path) -> str:

@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.core.run_report import REPORT_VERSION, RunReport
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.suites.settings import GitHubActionsExecutor
 
 
-def execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:
+def execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Event | None) -> RunReport:
     """Run one queued run (a row of the store's queue) on its server's executor; raises ConfigError for
     a server no longer configured."""
     server = loaded.config.server(run["server"])
@@ -22,6 +22,7 @@ def execute(loaded: LoadedConfig, store: Store, run: RunRow, stop: threading.Eve
     refusal = version_refusal(loaded.config, server, run["sdk_version"])
     if refusal:  # queued before this check existed, or by hand: still never run, nor dispatched to CI
         return {
+            "report_version": REPORT_VERSION,
             "server": server.name,
             "team": server.team,
             "sdk": server.sdk,

@@ -26,6 +26,7 @@ import httpx
 
 from watcher.config import LoadedConfig
 from watcher.core import clock, untrusted, vault
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
@@ -267,7 +268,7 @@ def run_batch(
     store: Store,
     runs: list[tuple[RunRow, Server]],
     stop: threading.Event | None,
-    deliver: Callable[[RunRow, dict[str, Any]], None],
+    deliver: Callable[[RunRow, RunReport], None],
     *,
     limits: Limits | None = None,
     transport: httpx.BaseTransport | None = None,
@@ -334,7 +335,7 @@ def _follow_all(
     follows: list[tuple[Follow, datetime]],
     pacer: Pacer,
     stop: threading.Event | None,
-    deliver: Callable[[RunRow, dict[str, Any]], None],
+    deliver: Callable[[RunRow, RunReport], None],
     started: float,
 ) -> None:
     """Poll each repository's listing until every run completed (then its artifact) or passed its deadline."""
@@ -345,7 +346,7 @@ def _follow_all(
         repo.since = min(repo.since, since)
     waiting = list(follows)
 
-    def finish(follow: Follow, outcome: dict[str, Any] | str) -> None:
+    def finish(follow: Follow, outcome: RunReport | str) -> None:
         deliver(follow.run, finish_report(loaded, follow.run, follow.server, follow.settings, follow, outcome, started))
 
     while waiting:
@@ -370,7 +371,7 @@ def _follow_all(
             for pair in mine:
                 follow, dispatched = pair
                 item = _item_of(follow, items)
-                outcome: dict[str, Any] | str | None = None
+                outcome: RunReport | str | None = None
                 if item is not None:
                     if follow.actions["run_id"] is None:
                         follow.found(int(item["id"]), str(item.get("html_url") or ""))

@@ -31,6 +31,7 @@ import httpx
 
 from watcher.config import LoadedConfig
 from watcher.core import clock, untrusted, vault
+from watcher.core.run_report import REPORT_VERSION, ActionsPart, ReportError, RunReport, load_report
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
@@ -79,7 +80,7 @@ class _Follow:
         self.key = run_key(run)
         self.repo = settings.repo
         self.link = f"{settings.web_url.rstrip('/')}/{self.repo}/actions/workflows/{settings.workflow}"
-        self.actions: dict[str, Any] = {
+        self.actions: ActionsPart = {
             "repo": self.repo,
             "workflow": settings.workflow,
             "ref": settings.ref,
@@ -96,7 +97,7 @@ class _Follow:
         """A pause between two looks at GitHub: ends on stop, never past the run's deadline."""
         self.api.sleep(seconds, "waiting for the Actions run", clip=True)
 
-    def report(self) -> dict[str, Any]:
+    def report(self) -> RunReport:
         row = self.store.dispatched(self.key)
         if row is None:
             self.dispatch()
@@ -212,7 +213,7 @@ class _Follow:
                 )
             self.sleep(self.settings.poll_seconds)
 
-    def collect(self, data: dict[str, Any]) -> dict[str, Any]:
+    def collect(self, data: dict[str, Any]) -> RunReport:
         conclusion = data.get("conclusion")
         self.store.record_dispatch(self.key, state="completed")
         if conclusion in ("cancelled", "timed_out"):
@@ -275,7 +276,7 @@ class _Follow:
                 chunks.append(chunk)
         return b"".join(chunks)
 
-    def read_report(self, zipped: bytes) -> dict[str, Any]:
+    def read_report(self, zipped: bytes) -> RunReport:
         """report.json out of the zip, bounded: the entries' declared sizes are checked before anything is
         inflated, and report.json is inflated at most `max_report_bytes` (+1, to know it was more)."""
         settings = self.settings
@@ -320,7 +321,10 @@ class _Follow:
             raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has malformed reasons")
         if not isinstance(report.get("seconds", 0), int | float | None):
             raise ActionsError(f"the artifact is not a check report: {REPORT_FILE} has malformed seconds")
-        return report
+        try:  # a report of the watcher's own shape, of any version it reads (an older watcher's CI too)
+            return load_report(report, REPORT_FILE)
+        except ReportError as exc:
+            raise ActionsError(f"the artifact is not a check report: {exc}") from exc
 
 
 def _shown(value: object) -> str:
@@ -354,12 +358,12 @@ def run_on_actions(
     transport: httpx.BaseTransport | None = None,
     wait: Callable[[float], None] = time.sleep,
     environ: dict[str, str] | None = None,
-) -> dict[str, Any]:
+) -> RunReport:
     """The report of one run carried out on GitHub Actions (an error report when it could not be)."""
     started = time.monotonic()
     config = loaded.config
     follow: _Follow | None = None
-    outcome: dict[str, Any] | str
+    outcome: RunReport | str
     try:
         token = read_token(loaded, settings, dict(vault.environ() if environ is None else environ))
         with httpx.Client(transport=transport, trust_env=transport is None) as client:
@@ -380,9 +384,9 @@ def finish_report(
     server: Server,
     settings: GitHubActionsExecutor,
     follow: _Follow | None,
-    outcome: dict[str, Any] | str,
+    outcome: RunReport | str,
     started: float,
-) -> dict[str, Any]:
+) -> RunReport:
     """The run's report (`outcome`: the artifact's report, or the reason it could not be had), with the
     Actions details and a link, written to this run's folder (with the artifact) as a local run's is."""
     config = loaded.config
@@ -410,8 +414,9 @@ def finish_report(
     return report
 
 
-def _error_report(loaded: LoadedConfig, run: RunRow, server: Server, reason: str) -> dict[str, Any]:
+def _error_report(loaded: LoadedConfig, run: RunRow, server: Server, reason: str) -> RunReport:
     return {
+        "report_version": REPORT_VERSION,
         "server": server.name,
         "team": server.team,
         "sdk": server.sdk,

@@ -8,14 +8,14 @@ install, the cached baseline snapshot under its own lock, and a run folder of it
 from __future__ import annotations
 
 import threading
-from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.core.run_report import RunReport
 from watcher.core.store_schema import RunRow
 from watcher.suites.runner import run_check
 
 
-def run_local(loaded: LoadedConfig, run: RunRow, stop: threading.Event | None) -> dict[str, Any]:
+def run_local(loaded: LoadedConfig, run: RunRow, stop: threading.Event | None) -> RunReport:
     report = run_check(loaded, run["server"], run["sdk_version"], cancel=stop)
     report["executor"] = "local"
     return report

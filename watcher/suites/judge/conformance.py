@@ -39,6 +39,7 @@ from watcher.boundary.process import CommandResult, run_command, scrubbed_env, t
 from watcher.core import untrusted
 from watcher.core.errors import ConformanceError as ConformanceError
 from watcher.core.errors import UntrustedInputError
+from watcher.core.run_report import ConformanceResult, UnscoredScenario
 from watcher.suites.build.env import locked, remove_env, seal
 from watcher.suites.build.indexes import learn_urls, with_sources
 
@@ -328,7 +329,7 @@ def _failing(checks: list[dict[str, Any]], statuses: tuple[str, ...] = FAILING) 
 
 def evaluate(
     results: Mapping[str, list[dict[str, Any]]], requirement_set: RequirementSet, baseline: Baseline
-) -> dict[str, Any]:
+) -> ConformanceResult:
     """The four exit rules, per scenario or per check, over the scenarios the set scores."""
     expected: list[str] = []
     unexpected: list[str] = []
@@ -368,7 +369,7 @@ def evaluate(
                     unexpected.append(ident)
                     failures[ident] = _first_error([c for c in checks if c.get("id") == cid])
         stale += [f"{scenario}:{cid}" for cid in sorted(listed) if statuses.get(cid) == "SUCCESS"]
-    unscored = []
+    unscored: list[UnscoredScenario] = []
     for scenario, checks in sorted(results.items()):
         if scenario in requirement_set.scored:
             continue
@@ -486,14 +487,14 @@ def run_requirement_set(
     secret_names: set[str],
     cancel: threading.Event | None = None,
     baseline_root: Path | None = None,
-) -> dict[str, Any]:
+) -> ConformanceResult:
     """Run the suite for one requirement set against `server` and judge its checks.json files.
 
     Returns the set's report; `error` is set (and the counts are absent) when the suite itself
     could not produce a judgement (bad baseline, no room to be had, timeout, crash without results).
     """
     started = time.monotonic()
-    report: dict[str, Any] = {"requirements": revision, "expected_failures_file": str(baseline_path or "")}
+    report: ConformanceResult = {"requirements": revision, "expected_failures_file": str(baseline_path or "")}
     try:
         requirement_set = load_requirement_set(tool, revision)
         baseline = load_baseline(baseline_path, baseline_root)
@@ -509,18 +510,20 @@ def run_requirement_set(
             expected_failures=baseline,
         )
     except ConformanceError as exc:
-        report.update(error=str(exc), evidence=exc.evidence, seconds=round(time.monotonic() - started, 2))
+        report["error"], report["evidence"] = str(exc), exc.evidence
+        report["seconds"] = round(time.monotonic() - started, 2)
         return report
     report["cli_exit_code"] = run.returncode
     report["seconds"] = round(run.seconds, 2)
     report["room"] = run.where
     if run.timed_out or run.cancelled:
-        report.update(error=f"the conformance suite {run.describe()}", evidence=tail(out_dir / "stdout.log"))
+        report["error"], report["evidence"] = f"the conformance suite {run.describe()}", tail(out_dir / "stdout.log")
         return report
     results = collect_checks(results_dir)
     if not results:
         evidence = "\n".join(x for x in (tail(out_dir / "stderr.log"), tail(out_dir / "stdout.log")) if x)
-        report.update(error=f"the conformance suite wrote no results ({run.describe()})", evidence=evidence)
+        report["error"] = f"the conformance suite wrote no results ({run.describe()})"
+        report["evidence"] = evidence
         return report
     report.update(evaluate(results, requirement_set, baseline))
     report["baseline_entries"] = len(baseline.entries)

@@ -17,6 +17,7 @@ from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 from watcher.core import progress, untrusted
 from watcher.core.errors import Cancelled, SuiteError
+from watcher.core.run_report import RunReport
 from watcher.core.timefmt import today_utc
 from watcher.suites.build.env import EnvResult, env_key, locked
 from watcher.suites.build.install import install
@@ -214,7 +215,7 @@ def file_of_report(contract: dict[str, Any]) -> AcceptFile | None:
     return AcceptFile(str(acceptance["file"]), tuple(entries))
 
 
-def add_slack_accepts(loaded: LoadedConfig, report: dict[str, Any]) -> dict[str, Any]:
+def add_slack_accepts(loaded: LoadedConfig, report: RunReport) -> RunReport:
     """A report steered elsewhere with its accept file only (GitHub Actions), with the server's Slack accepts
     added as a local run adds them, and its verdict judged again the way a local run judges it."""
     contract = report.get("contract")

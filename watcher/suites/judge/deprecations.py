@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+
+from watcher.core.run_report import DeprecationNotice
 
 _PYTHON = re.compile(
     r"^(?P<where>\S.*?:\d+): "
@@ -19,8 +20,8 @@ _PYTHON = re.compile(
 _NODE = re.compile(r"^\(node:\d+\) (?:\[(?P<code>[A-Z0-9_]+)\] )?(?P<kind>DeprecationWarning): (?P<message>.+)$")
 
 
-def scan_lines(lines: Iterable[str], source: str = "") -> list[dict[str, Any]]:
-    found: dict[tuple[str, str], dict[str, Any]] = {}
+def scan_lines(lines: Iterable[str], source: str = "") -> list[DeprecationNotice]:
+    found: dict[tuple[str, str], DeprecationNotice] = {}
     for raw in lines:
         line = raw.rstrip()
         match = _PYTHON.match(line)
@@ -36,7 +37,7 @@ def scan_lines(lines: Iterable[str], source: str = "") -> list[dict[str, Any]]:
         if key in found:
             found[key]["count"] += 1
             continue
-        entry: dict[str, Any] = {"kind": kind, "message": message, "runtime": runtime, "count": 1, "source": source}
+        entry: DeprecationNotice = {"kind": kind, "message": message, "runtime": runtime, "count": 1, "source": source}
         groups = match.groupdict()
         if groups.get("where"):
             entry["where"] = groups["where"]
@@ -46,9 +47,9 @@ def scan_lines(lines: Iterable[str], source: str = "") -> list[dict[str, Any]]:
     return list(found.values())
 
 
-def scan_files(paths: Iterable[Path]) -> list[dict[str, Any]]:
+def scan_files(paths: Iterable[Path]) -> list[DeprecationNotice]:
     """De-duplicated warnings over several logs (stdout and stderr of one or more server starts)."""
-    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    merged: dict[tuple[str, str], DeprecationNotice] = {}
     for path in paths:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from watcher.core import progress, vault
+from watcher.core.run_report import SourcePart
 from watcher.suites.source import checkout
 from watcher.suites.state import ERROR, RunState
 
@@ -36,10 +37,26 @@ def fetch_source(run: RunState) -> bool:
         cancel=run.cancel,
         protocols=run.config.suites.git_protocols,
     )
-    run.report["source"] = result.as_dict()
+    run.report["source"] = _source_part(result)
     if not result.ok:
         run.check_cancel()
         run.mark(ERROR, f"source: {result.error}")
         return False
     run.repo_root, run.project = Path(result.root), Path(result.project)
     return True
+
+
+def _source_part(result: checkout.Checkout) -> SourcePart:
+    """The checkout as the report keeps it (its fields, in their order)."""
+    return {
+        "ok": result.ok,
+        "git": result.git,
+        "ref": result.ref,
+        "subdir": result.subdir,
+        "commit": result.commit,
+        "root": result.root,
+        "project": result.project,
+        "seconds": result.seconds,
+        "error": result.error,
+        "evidence": result.evidence,
+    }
