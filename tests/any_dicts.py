@@ -7,6 +7,7 @@ count per module: ``.venv/bin/python tests/any_dicts.py``."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections import Counter
 from collections.abc import Iterator, Mapping
@@ -94,31 +95,38 @@ def _imported_names(tree: ast.Module, module: str) -> Iterator[tuple[str, str]]:
                 yield alias.asname or alias.name, f"{base}.{alias.name}"
 
 
+@functools.lru_cache(maxsize=1024)
+def _parse(text: str, name: str) -> ast.Module:
+    """Parsed once per text: the planted-use tests count the whole package again with one module changed."""
+    return ast.parse(text, name)
+
+
 def count_any_mappings(modules: Mapping[str, str]) -> Counter[str]:
     """Module name → how many any-mappings it spells or uses through an alias (modules with none left out)."""
-    trees = {name: ast.parse(text, name) for name, text in modules.items()}
+    trees = {name: _parse(text, name) for name, text in modules.items()}
+    imports = {name: list(_imported_names(tree, name)) for name, tree in trees.items()}
+    aliases = {name: list(_alias_definitions(tree)) for name, tree in trees.items()}
     alias_weight: dict[str, int] = {}  # "module.Alias" → its weight
+
+    def local_weights(module: str) -> dict[str, int]:
+        weights = {local: alias_weight[full] for local, full in imports[module] if alias_weight.get(full)}
+        weights.update({a: w for a, _ in aliases[module] if (w := alias_weight.get(f"{module}.{a}"))})
+        return weights
+
     for _ in range(3):  # an alias of an alias of an alias, across modules
-        for name, tree in trees.items():
-            weights = _local_weights(tree, name, alias_weight)
-            for alias, value in _alias_definitions(tree):
-                alias_weight[f"{name}.{alias}"] = _count(value, weights, quoted=True)
+        for name in trees:
+            if aliases[name]:
+                weights = local_weights(name)
+                for alias, value in aliases[name]:
+                    alias_weight[f"{name}.{alias}"] = _count(value, weights, quoted=True)
     counts: Counter[str] = Counter()
     for name, tree in trees.items():
-        weights = _local_weights(tree, name, alias_weight)
-        definitions = {id(value) for _, value in _alias_definitions(tree)}
+        weights = local_weights(name)
+        definitions = {id(value) for _, value in aliases[name]}
         total = sum(_count(node, weights, quoted=True) for node in _outside(tree, definitions))
         if total:
             counts[name] = total
     return counts
-
-
-def _local_weights(tree: ast.Module, module: str, alias_weight: Mapping[str, int]) -> dict[str, int]:
-    weights = {local: alias_weight[full] for local, full in _imported_names(tree, module) if alias_weight.get(full)}
-    for alias, _ in _alias_definitions(tree):
-        if alias_weight.get(f"{module}.{alias}"):
-            weights[alias] = alias_weight[f"{module}.{alias}"]
-    return weights
 
 
 def _outside(tree: ast.Module, skipped: set[int]) -> Iterator[ast.AST]:
