@@ -91,3 +91,10 @@ def test_the_poll_stores_the_rows_and_notices_e8aec50_stored_byte_for_byte(tmp_p
     make_fixtures.make(tmp_path)
     for name in ("events.json", "versions.json", "notices.json"):
         assert (tmp_path / name).read_text() == (STORED / name).read_text(), name
+
+
+def test_a_payload_of_the_first_releases_with_the_versions_rows_baseline_in_it_loads():
+    # Until the payload dropped it, the event was the versions row spread out: "baseline" was stored too (6a1c846).
+    payload = {**json.loads(stored("events.json")[0]["payload"]), "baseline": 0}
+    event = ReleaseEvent.stored("release:python:2.0.0a1", payload)
+    assert event.version == "2.0.0a1" and "baseline" not in event.payload()
