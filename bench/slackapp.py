@@ -27,6 +27,7 @@ from watcher.notify.delivery import WebApiSink, deliver_outbox
 from watcher.notify.settings import SlackCredentials
 from watcher.ops.health import HttpServer, Readiness, build_app
 from watcher.polling.poll import _notify_teams
+from watcher.sources.events import ReleaseEvent
 from watcher.suites.notices import result_notice
 
 CLOCK_START = "2026-12-03T12:00:00Z"
@@ -209,15 +210,16 @@ def seed_thread(loaded: LoadedConfig, store: Store) -> None:
             "baseline": 0,
         }
     )
-    release = {
-        "sdk": SDK,
-        "registry": "pypi",
-        "package": PACKAGE,
-        "version": VERSION,
-        "prerelease": True,
-        "published": now,
-        "first_seen": now,
-    }
+    release = ReleaseEvent(
+        sdk=SDK,
+        registry="pypi",
+        package=PACKAGE,
+        version=VERSION,
+        prerelease=True,
+        yanked=False,
+        published=now,
+        first_seen=now,
+    )
     _notify_teams(store, loaded.config, release)
     store.queue_run(SERVER, SDK, VERSION, f"release:{SDK}:{VERSION}")
     run = store.claim_run()

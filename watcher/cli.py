@@ -232,7 +232,7 @@ def _print_poll(result: PollResult, queued: list[str]) -> None:
         elif outcome.baseline:
             print(f"{outcome.sdk:24} baseline taken (history recorded, no alerts)")
         elif outcome.new:
-            versions = ", ".join(f"{r['version']}{' (pre-release)' if r['prerelease'] else ''}" for r in outcome.new)
+            versions = ", ".join(f"{r.version}{' (pre-release)' if r.prerelease else ''}" for r in outcome.new)
             print(f"{outcome.sdk:24} new: {versions}")
         else:
             note = "unchanged" if outcome.not_modified else "checked"

@@ -4,9 +4,9 @@ typed document, read by the loader in `watcher.core.configfile`. Errors name the
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field, model_validator
 
@@ -208,7 +208,7 @@ def parse_config(text: str, filename: str = "<config>") -> WatcherConfig:
     return validate_with_lines(WatcherConfig, data, filename, lines)
 
 
-def _refuse_inline_secrets(data: dict[str, Any], filename: str, lines: dict[tuple[str | int, ...], int]) -> None:
+def _refuse_inline_secrets(data: Mapping[str, object], filename: str, lines: dict[tuple[str | int, ...], int]) -> None:
     servers = data.get("servers")
     for i, server in enumerate(servers if isinstance(servers, list) else []):
         evaluation = server.get("evaluation") if isinstance(server, dict) else None

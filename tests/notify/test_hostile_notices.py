@@ -114,16 +114,18 @@ def world(tmp_path: Path) -> Iterator[World]:
 
 def _release(w: World) -> None:
     from watcher.polling.poll import _notify_teams
+    from watcher.sources.events import ReleaseEvent
 
-    release = {
-        "sdk": "python",
-        "registry": "pypi",
-        "package": HOSTILE,
-        "version": HOSTILE,
-        "prerelease": True,
-        "published": HOSTILE,
-        "first_seen": HOSTILE,
-    }
+    release = ReleaseEvent(
+        sdk="python",
+        registry="pypi",
+        package=HOSTILE,
+        version=HOSTILE,
+        prerelease=True,
+        yanked=False,
+        published=HOSTILE,
+        first_seen=HOSTILE,
+    )
     _notify_teams(w.store, w.loaded.config, release)
 
 

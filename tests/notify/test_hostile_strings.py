@@ -18,6 +18,7 @@ from tests.notify.test_hostile_notices import suite_report
 from watcher.digest.build import build_digest
 from watcher.digest.slack import slack_messages
 from watcher.notify import blocks as kit
+from watcher.sources.events import ReleaseEvent
 from watcher.sources.notices import release_notice
 from watcher.suites.notices import render as render_suite
 
@@ -50,15 +51,16 @@ def test_a_suite_result_escapes_reasons_errors_log_tails_names_and_refuses_a_dis
 
 
 def test_a_release_alert_escapes_the_version_and_package_everywhere():
-    release = {
-        "sdk": "kotlin",
-        "registry": "github",
-        "package": "acme/sdk",
-        "version": "v1.2.0-beta " + HOSTILE,
-        "prerelease": True,
-        "published": HOSTILE,
-        "first_seen": "2026-11-20T10:00:00Z",
-    }
+    release = ReleaseEvent(
+        sdk="kotlin",
+        registry="github",
+        package="acme/sdk",
+        version="v1.2.0-beta " + HOSTILE,
+        prerelease=True,
+        yanked=False,
+        published=HOSTILE,
+        first_seen="2026-11-20T10:00:00Z",
+    )
     text, blocks = release_notice(release, ["books"])
     _assert_clean(text, blocks)
     assert "No suite run" in text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -11,6 +12,7 @@ from packaging.version import Version
 from tests.fakes.mcp_history import MCP_PAGE, _file_version
 from tests.reliability.conftest import python_only
 from watcher.cli import main
+from watcher.sources.events import ReleaseEvent
 from watcher.sources.notices import release_notice
 
 LIBRARY_SNAPSHOT = Path(__file__).resolve().parents[2] / "examples" / "library" / "baseline-snapshot"
@@ -37,19 +39,20 @@ def test_a_prerelease_removed_from_the_registry_is_no_longer_the_newest(
 
 
 def test_an_unparseable_version_is_announced_as_unparseable():
-    release = {
-        "registry": "pypi",
-        "package": "mcp",
-        "version": "2.0.0-weird!build",
-        "prerelease": True,
-        "sdk": "python",
-        "first_seen": "2026-11-30T10:00:00Z",
-        "published": None,
-    }
+    release = ReleaseEvent(
+        registry="pypi",
+        package="mcp",
+        version="2.0.0-weird!build",
+        prerelease=True,
+        yanked=False,
+        sdk="python",
+        first_seen="2026-11-30T10:00:00Z",
+        published=None,
+    )
     text, blocks = release_notice(release, [])
     assert text.startswith("New unparseable version: mcp 2.0.0-weird!build (python SDK)")
     assert "the pep440 rules cannot read it, so it is treated as a pre-release" in json.dumps(blocks)
-    release["version"] = "2.0.0b1"
+    release = dataclasses.replace(release, version="2.0.0b1")
     assert release_notice(release, [])[0].startswith("New pre-release: mcp 2.0.0b1")
 
 

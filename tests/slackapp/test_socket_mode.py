@@ -26,6 +26,7 @@ from watcher.contract.accept import AcceptEntry
 from watcher.core.timefmt import utcnow
 from watcher.decisions import records
 from watcher.polling.poll import _notify_teams
+from watcher.sources.events import ReleaseEvent
 
 
 @pytest.fixture
@@ -122,8 +123,10 @@ def test_mute_stops_the_teams_alerts_for_that_sdks_prereleases(watcher, slack):
     assert f"muted {PACKAGE} pre-releases for team books for 7 day(s), until 2026-12-10" in reply["text"]
     assert records.muted_until(watcher.store, "books", SDK, utcnow()) is not None
     before = len(watcher.store.outbox())
-    release = {"sdk": SDK, "registry": "pypi", "package": PACKAGE, "version": "2.4.0b2", "prerelease": True}
-    _notify_teams(watcher.store, watcher.loaded.config, {**release, "published": None, "first_seen": "x"})
+    release = ReleaseEvent(
+        SDK, "pypi", PACKAGE, "2.4.0b2", prerelease=True, yanked=False, published=None, first_seen="x"
+    )
+    _notify_teams(watcher.store, watcher.loaded.config, release)
     assert len(watcher.store.outbox()) == before, "a muted team got the alert"
     assert records.muted_until(watcher.store, "books", SDK, utcnow() + dt.timedelta(days=8)) is None
 

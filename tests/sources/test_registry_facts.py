@@ -16,7 +16,8 @@ from watcher.sources.settings import Registry
 ADAPTER_MODULES = sorted(
     name
     for _, name, _ in pkgutil.iter_modules(watcher.sources.__path__)
-    if name not in ("base", "notices", "urls", "settings", "versions") and not name.startswith("_")  # no adapter
+    if name not in ("base", "events", "notices", "urls", "settings", "versions")
+    and not name.startswith("_")  # no adapter
 )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from typing import Any
@@ -40,8 +41,9 @@ class ChangeItem:
 
     kind: str
     subject: str
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
+    before: Mapping[str, object] | None
+    """The stored row before (a spec `DeprecationRow`, or a revision's JSON), as the change event recorded it."""
+    after: Mapping[str, object] | None
     recorded: str
 
 

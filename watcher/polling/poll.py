@@ -14,7 +14,7 @@ import httpx
 
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core.store import Store
-from watcher.core.store_schema import Notice, VersionRow
+from watcher.core.store_schema import Notice
 from watcher.core.timefmt import iso, utcnow
 from watcher.decisions.buttons import alert_buttons, with_actions
 from watcher.decisions.records import muted_until
@@ -23,6 +23,7 @@ from watcher.notify.settings import Team
 from watcher.polling.alerts import check_sources
 from watcher.sources import ADAPTERS
 from watcher.sources.base import RegistryHttp, Release, SourceError
+from watcher.sources.events import ReleaseEvent
 from watcher.sources.notices import release_notice
 from watcher.sources.settings import SdkSource
 from watcher.sources.versions import is_ignored, run_refusal, sort_key
@@ -36,7 +37,7 @@ class SourceOutcome:
     ok: bool
     error: str | None = None
     baseline: bool = False
-    new: list[dict[str, Any]] = field(default_factory=list)
+    new: list[ReleaseEvent] = field(default_factory=list)
     requests: int = 0
     bytes: int = 0
     not_modified: int = 0
@@ -53,7 +54,7 @@ class PollResult:
         return any(o.baseline for o in self.outcomes)
 
     @property
-    def new(self) -> list[dict[str, Any]]:
+    def new(self) -> list[ReleaseEvent]:
         return [release for o in self.outcomes for release in o.new]
 
     @property
@@ -70,7 +71,7 @@ class PollResult:
         return {
             "baseline": self.baseline,
             "baselined": [o.sdk for o in self.outcomes if o.baseline],
-            "new": [{k: r[k] for k in public} for r in self.new],
+            "new": [{k: getattr(r, k) for k in public} for r in self.new],
             "failed": self.failed,
         }
 
@@ -174,25 +175,13 @@ def record(
                 if release.version in known:
                     store.set_yanked(sdk.name, sdk.package, release.version, release.yanked)
                     continue
-                row = VersionRow(
-                    sdk=sdk.name,
-                    registry=sdk.registry,
-                    package=sdk.package,
-                    version=release.version,
-                    prerelease=int(release.prerelease),
-                    yanked=int(release.yanked),
-                    published=iso(release.published),
-                    first_seen=now,
-                    baseline=int(outcome.baseline),
-                )
-                store.add_version(row)
+                event = ReleaseEvent.found(sdk, release, now)
+                store.add_version(event.version_row(baseline=outcome.baseline))
                 if outcome.baseline or release.yanked:
                     continue  # history is not news; a version already withdrawn is noise
-                payload = {k: v for k, v in row.items() if k != "baseline"}
-                payload.update(prerelease=release.prerelease, yanked=release.yanked)
-                if store.add_event(keys.release_event(sdk.name, release.version), "release", payload):
-                    outcome.new.append(payload)
-                    _notify_teams(store, config, payload)
+                if store.add_event(keys.release_event(sdk.name, release.version), "release", event.payload()):
+                    outcome.new.append(event)
+                    _notify_teams(store, config, event)
         store.record_poll(
             sdk.name,
             "sdk",
@@ -217,42 +206,42 @@ def record(
     return outcome
 
 
-def interested(team: Team, config: WatcherConfig, release: dict[str, Any]) -> bool:
-    on_sdk = release["sdk"] in team.sdks or any(
-        s.sdk == release["sdk"] for s in config.servers if s.team == team.name or s.name in team.servers
+def interested(team: Team, config: WatcherConfig, release: ReleaseEvent) -> bool:
+    on_sdk = release.sdk in team.sdks or any(
+        s.sdk == release.sdk for s in config.servers if s.team == team.name or s.name in team.servers
     )
     if not on_sdk:
         return False
-    if not release["prerelease"] and not team.notify_stable:
+    if not release.prerelease and not team.notify_stable:
         return False
-    version = release["version"]
+    version = release.version
     if team.include and not any(fnmatch.fnmatchcase(version, pattern) for pattern in team.include):
         return False
     return not any(fnmatch.fnmatchcase(version, pattern) for pattern in team.exclude)
 
 
-def servers_to_run(config: WatcherConfig, team: str, release: dict[str, Any]) -> list[str]:
-    if not release["prerelease"] and not config.suites.on_stable:
+def servers_to_run(config: WatcherConfig, team: str, release: ReleaseEvent) -> list[str]:
+    if not release.prerelease and not config.suites.on_stable:
         return []
-    if run_refusal(release["registry"], release["version"]):
+    if run_refusal(release.registry, release.version):
         return []  # recorded and announced, never run (the notice says why)
-    return [s.name for s in config.servers if s.team == team and s.sdk == release["sdk"]]
+    return [s.name for s in config.servers if s.team == team and s.sdk == release.sdk]
 
 
-def _notify_teams(store: Store, config: WatcherConfig, release: dict[str, Any]) -> None:
+def _notify_teams(store: Store, config: WatcherConfig, release: ReleaseEvent) -> None:
     for team in config.teams:
         if not interested(team, config, release):
             continue
-        if release["prerelease"] and muted_until(store, team.name, release["sdk"], utcnow()):
-            log.info("%s %s: muted for team %s from Slack", release["sdk"], release["version"], team.name)
+        if release.prerelease and muted_until(store, team.name, release.sdk, utcnow()):
+            log.info("%s %s: muted for team %s from Slack", release.sdk, release.version, team.name)
             continue
         servers = servers_to_run(config, team.name, release)
         text, blocks = release_notice(release, servers)
-        buttons = alert_buttons(config, team.name, release["sdk"], release["version"], release["prerelease"], servers)
+        buttons = alert_buttons(config, team.name, release.sdk, release.version, release.prerelease, servers)
         blocks = with_actions(blocks, buttons)
         store.enqueue(
             Notice(
-                key=keys.release_alert(release["sdk"], release["version"], team.name),
+                key=keys.release_alert(release.sdk, release.version, team.name),
                 team=team.name,
                 channel=team.slack_channel,
                 kind="release",

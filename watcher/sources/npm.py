@@ -14,7 +14,6 @@ import os
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from urllib.parse import quote
 
 from pydantic import Field, ValidationError
@@ -86,7 +85,7 @@ class PackumentVersion(Model):
 class Packument(Model):
     name: str
     versions: dict[str, PackumentVersion] = Field(default_factory=dict)
-    time: dict[str, Any] = Field(default_factory=dict)
+    time: dict[str, object] = Field(default_factory=dict)
     """Version → ISO time, plus "created"/"modified" (and "unpublished", an object)."""
     dist_tags: dict[str, str] = Field(default_factory=dict, alias="dist-tags")
 
@@ -120,11 +119,11 @@ class _Time(Model):
     value: datetime
 
 
-def _time(raw: Any, url: str, version: str) -> datetime | None:
+def _time(raw: object, url: str, version: str) -> datetime | None:
     if raw is None:
         return None
     try:
-        return _Time(value=raw).value
+        return _Time.model_validate({"value": raw}).value
     except ValidationError as exc:
         problem = exc.errors()[0]["msg"]
         raise SourceError(f"{url}: unexpected response: field time.{version}: {problem} (got {raw!r})") from exc

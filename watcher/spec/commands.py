@@ -15,14 +15,17 @@ import argparse
 import json
 import sys
 import textwrap
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
 from watcher.core.text import shown
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
     from watcher.config import WatcherConfig
     from watcher.core.store import Store
+    from watcher.spec.removal import DeprecationRow
     from watcher.spec.watch import SpecFetch
 
 COLUMNS = (
@@ -95,7 +98,7 @@ def _notes(fetch: SpecFetch) -> list[str]:
     return notes
 
 
-def render_table(rows: list[dict[str, Any]]) -> str:
+def render_table(rows: Sequence[DeprecationRow]) -> str:
     """A plain-text table; long cells wrap inside their column."""
     widths = [min(limit, max([len(title)] + [len(_cell(r, key)) for r in rows])) for key, title, limit in COLUMNS]
     lines = [_line([title for _, title, _ in COLUMNS], widths), _line(["-" * w for w in widths], widths)]
@@ -108,8 +111,9 @@ def render_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _cell(row: dict[str, Any], key: str) -> str:
-    value = row.get(key)
+def _cell(row: DeprecationRow, key: str) -> str:
+    cells: Mapping[str, object] = row  # a column named by its key
+    value = cells.get(key)
     if key == "earliest_removal":
         if value is None:
             return "UNRESOLVED"

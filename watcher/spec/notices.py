@@ -6,6 +6,7 @@ facts (it is the notification text and the fallback where blocks are not shown).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,8 +20,9 @@ class Change:
     new-rc, new-revision."""
     subject: str
     """The feature name, or the release tag."""
-    before: dict[str, Any] | None
-    after: dict[str, Any] | None
+    before: Mapping[str, object] | None
+    """The stored row before the change: a `DeprecationRow`, or a revision's `to_json()` (new-rc, new-revision)."""
+    after: Mapping[str, object] | None
     key: str
     """The event key (stable across restarts)."""
 
@@ -28,7 +30,7 @@ class Change:
         return {"kind": self.kind, "subject": self.subject, "before": self.before, "after": self.after, "key": self.key}
 
 
-def removal_summary(row: dict[str, Any] | None) -> str:
+def removal_summary(row: Mapping[str, object] | None) -> str:
     if row is None:
         return "not listed"
     state = "Removed" if row["state"] == "removed" else "Deprecated"
@@ -43,7 +45,7 @@ def removal_summary(row: dict[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
-def revision_summary(revision: dict[str, Any] | None) -> str:
+def revision_summary(revision: Mapping[str, object] | None) -> str:
     if revision is None:
         return "none"
     kind = "release candidate" if revision["prerelease"] else "revision"

@@ -21,7 +21,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
+from typing import TypedDict
 
 from watcher.spec.calendar import (
     ReleaseCalendar,
@@ -30,7 +30,7 @@ from watcher.spec.calendar import (
     as_calendar,
     first_release_on_or_after,
 )
-from watcher.spec.registry import Registry, RegistryRow, normalise
+from watcher.spec.registry import Registry, RegistryRow, State, normalise
 from watcher.spec.revisions import SpecRevision, release_of
 from watcher.spec.settings import Calendar as CalendarSettings
 
@@ -77,6 +77,36 @@ _UNITS = [
     "nineteen",
 ]
 _TENS = {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60}
+
+
+class DeprecationRow(TypedDict):
+    """One feature of the spec's deprecated-features registry with its computed earliest removal: a
+    ``deprecations --json`` object, kept in the store (``spec.registry.last_good``) and read by the spec alerts,
+    the digest, the pages and the readiness view."""
+
+    feature: str
+    state: State
+    deprecated_in: str
+    sep: str
+    migration: str
+    earliest_removal_text: str
+    window_starts: str | None
+    window_ends: str | None
+    earliest_removal: str | None
+    earliest_removal_revision: str | None
+    earliest_removal_projected: bool | None
+    days_left: int | None
+    basis: str
+    resolved: bool
+    shape: str
+    flags: list[str]
+    feature_link: str | None
+    sep_number: int | None
+    sep_kind: str | None
+    sep_link: str | None
+    removed_in: str | None
+    line: int
+    key: str
 
 
 def count_of(text: str) -> int | None:
@@ -233,7 +263,7 @@ class _Resolver:
 
     # -- one row ------------------------------------------------------------------------------------------
 
-    def row_json(self, row: RegistryRow) -> dict[str, Any]:
+    def row_json(self, row: RegistryRow) -> DeprecationRow:
         window = self.window(row)
         start, _ = self.start(row)
         slot = None
@@ -301,7 +331,7 @@ def compute_deprecations(
     sep_final: Mapping[int, date | str],
     today: date,
     sep_errors: Mapping[int, str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[DeprecationRow]:
     """One dict per row (the ``deprecations --json`` objects), in registry order: Deprecated, then Removed.
 
     ``sep_final``: SEP number → the date it reached Final (date or ISO text); ``sep_errors``: why a SEP's

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
+from typing import Any, TypedDict
 
 import httpx
 
@@ -36,7 +36,7 @@ from watcher.spec import seps
 from watcher.spec.calendar import ReleaseCalendar
 from watcher.spec.notices import Change, render_change, render_operator
 from watcher.spec.registry import Registry, RegistryFormatError, parse_registry
-from watcher.spec.removal import compute_deprecations, needed_seps
+from watcher.spec.removal import DeprecationRow, compute_deprecations, needed_seps
 from watcher.spec.revisions import SpecRevision, current_revision, fetch_revisions, new_revisions
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,16 @@ KV_LAST_GOOD = "spec.registry.last_good"
 KV_REVISIONS = "spec.revisions"
 KV_ALERTS = "spec.alerts"
 OPERATORS = "operators"
+
+
+class SpecState(TypedDict):
+    """The last good spec registry as kept in the store (``KV_LAST_GOOD``): its rows, as computed, by key."""
+
+    registry: dict[str, Any]
+    """``Registry.to_json()``."""
+    computed: dict[str, DeprecationRow]
+    generation: int
+    saved: str | None
 
 
 @dataclass
@@ -115,7 +125,7 @@ async def fetch_spec_online(config: WatcherConfig, store: Store) -> SpecFetch:
         return await fetch_spec(config, store, client)
 
 
-def compute(config: WatcherConfig, fetch: SpecFetch, today: date) -> list[dict[str, Any]]:
+def compute(config: WatcherConfig, fetch: SpecFetch, today: date) -> list[DeprecationRow]:
     if fetch.registry is None:
         return []
     calendar = ReleaseCalendar.from_settings(config.spec.calendar)
@@ -160,7 +170,7 @@ async def poll_spec(
     last_good = store.get_kv(KV_LAST_GOOD)
     rows = compute(config, fetch, today)
     generation = (last_good or {}).get("generation", 0)
-    new_state: dict[str, Any] | None = None
+    new_state: SpecState | None = None
     if fetch.registry is None:
         summary["note"] = "no registry yet: nothing to compare"
     elif last_good is None:
@@ -195,29 +205,29 @@ async def poll_spec(
 
 def _state(
     fetch: SpecFetch,
-    rows: list[dict[str, Any]],
-    kept: dict[str, Any],
+    rows: list[DeprecationRow],
+    kept: dict[str, DeprecationRow],
     generation: int,
-    last_good: dict[str, Any] | None,
-) -> dict[str, Any]:
+    last_good: SpecState | None,
+) -> SpecState:
     assert fetch.registry is not None
     computed = {r["key"]: r for r in rows}
     computed.update(kept)
     saved = last_good.get("saved") if (last_good and fetch.registry_from_state) else iso(utcnow())
-    return {"registry": fetch.registry.to_json(), "computed": computed, "generation": generation, "saved": saved}
+    return SpecState(registry=fetch.registry.to_json(), computed=computed, generation=generation, saved=saved)
 
 
 def _registry_changes(
-    last_good: dict[str, Any], rows: list[dict[str, Any]], generation: int
-) -> tuple[list[Change], dict[str, Any]]:
+    last_good: SpecState, rows: list[DeprecationRow], generation: int
+) -> tuple[list[Change], dict[str, DeprecationRow]]:
     """Changes between the stored rows and the new ones, and the stored rows to keep in place of new
     unresolved ones whose text did not change (a lookup that failed once must not look like a change)."""
-    before: dict[str, dict[str, Any]] = last_good.get("computed", {})
+    before: dict[str, DeprecationRow] = last_good.get("computed", {})
     old_state = {key: row["state"] for key, row in before.items()}
-    kept: dict[str, Any] = {}
+    kept: dict[str, DeprecationRow] = {}
     changes: list[Change] = []
 
-    def change(kind: str, subject: str, old: dict[str, Any] | None, new: dict[str, Any] | None, key: str) -> None:
+    def change(kind: str, subject: str, old: DeprecationRow | None, new: DeprecationRow | None, key: str) -> None:
         changes.append(Change(kind, subject, old, new, keys.spec_registry_change(generation, kind, key)))
 
     new_keys = {r["key"] for r in rows}
@@ -342,7 +352,7 @@ _UNRESOLVED_HELP = {
 }
 
 
-def _unresolved_alerts(store: Store, config: WatcherConfig, rows: list[dict[str, Any]]) -> int:
+def _unresolved_alerts(store: Store, config: WatcherConfig, rows: list[DeprecationRow]) -> int:
     enqueued = 0
     for row in rows:
         if row["resolved"]:

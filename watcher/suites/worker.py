@@ -18,7 +18,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Literal, NotRequired, Protocol, TypedDict
+from typing import Literal, NotRequired, Protocol, TypedDict
 
 from watcher.clusters.record import after_result as cluster_after_result
 from watcher.config import LoadedConfig
@@ -31,6 +31,7 @@ from watcher.decisions.records import result_after_slack
 from watcher.live import ConfigSource
 from watcher.notify import keys
 from watcher.sources import versions
+from watcher.sources.events import ReleaseEvent
 from watcher.suites.executors import execute
 from watcher.suites.executors.fanout import Limits, run_batch
 from watcher.suites.notices import result_notice
@@ -109,15 +110,15 @@ def _runnable(loaded: LoadedConfig, sdk: str, version: str) -> bool:
 
 
 def queue_after_poll(
-    loaded: LoadedConfig, store: Store, new: list[dict[str, Any]], baseline_newest: dict[str, str]
+    loaded: LoadedConfig, store: Store, new: Sequence[ReleaseEvent], baseline_newest: dict[str, str]
 ) -> list[str]:
     """The runs a poll leads to: one per server for each new version, and — when an SDK was just
     baselined and `suites.on_baseline` is set — one per server against that SDK's newest version, so a
     team learns where it stands from the start. Returns "server@version" for each run newly queued."""
     queued = [
-        f"{name}@{release['version']}"
+        f"{name}@{release.version}"
         for release in new
-        for name in queue_for_release(loaded, store, release["sdk"], release["version"], release["prerelease"])
+        for name in queue_for_release(loaded, store, release.sdk, release.version, release.prerelease)
     ]
     if loaded.config.suites.on_baseline:
         for sdk, version in baseline_newest.items():

@@ -8,7 +8,7 @@ import functools
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 from urllib.parse import parse_qs
 
 import jinja2
@@ -110,10 +110,15 @@ def overview_json(overview: Overview) -> Iterator[bytes]:
     yield b"]}"
 
 
-def _selection(request: Request) -> dict[str, Any]:
+class Selection(TypedDict):
+    team: str | None
+    query: str
+
+
+def _selection(request: Request) -> Selection:
     """The view's team filter and server search from the query string (empty: every server)."""
     team = (request.query_params.get("team") or "").strip() or None
-    return {"team": team, "query": (request.query_params.get("q") or "")[:200]}
+    return Selection(team=team, query=(request.query_params.get("q") or "")[:200])
 
 
 class Pages:

@@ -493,7 +493,7 @@ def collect_outlook(ctx: WebContext, today: date) -> Outlook:
     upcoming = [
         r for r in spec.rows if r["state"] == "deprecated" and (r.get("earliest_removal") or "") >= today.isoformat()
     ]
-    first = min((r["earliest_removal"] for r in upcoming), default=None)
+    first = min((r["earliest_removal"] or "" for r in upcoming), default=None)  # upcoming ones have a date
     return Outlook(
         today=today.isoformat(),
         registry_known=known,

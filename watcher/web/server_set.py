@@ -33,12 +33,20 @@ class RetiredServer:
 
 
 @dataclass(frozen=True)
+class UnownedRepo:
+    """A repository no ownership rule maps to a team, and why (both outside text, cleaned for the page)."""
+
+    repository: str
+    why: str
+
+
+@dataclass(frozen=True)
 class ServerSetView:
     changes: list[ChangeLine] = field(default_factory=list)
     retired: list[RetiredServer] = field(default_factory=list)
     proposals: list[dict[str, Any]] = field(default_factory=list)
     """Repositories without a team file: what detection found and the file proposed (watcher.repos.proposal)."""
-    unowned: list[dict[str, Any]] = field(default_factory=list)
+    unowned: list[UnownedRepo] = field(default_factory=list)
     """Repositories discovery found that no ownership rule maps to a team (watcher.repos.owners)."""
 
 
@@ -62,9 +70,9 @@ def _proposals(ctx: WebContext) -> list[dict[str, Any]]:
     return proposals_json(config, ctx.store)
 
 
-def _unowned(ctx: WebContext) -> list[dict[str, Any]]:
+def _unowned(ctx: WebContext) -> list[UnownedRepo]:
     if not ctx.loaded.config.discover.github:
         return []
     from watcher.repos.discover import unowned
 
-    return [{"repository": ctx.clean(r.repository), "why": ctx.clean(r.why)} for r in unowned(ctx.store)]
+    return [UnownedRepo(ctx.clean(r.repository), ctx.clean(r.why)) for r in unowned(ctx.store)]

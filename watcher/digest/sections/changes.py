@@ -9,13 +9,13 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any
 
 from watcher.config import WatcherConfig
 from watcher.core.store import Store
 from watcher.core.timefmt import parse_iso
 from watcher.digest.model import ChangeItem, Feature
 from watcher.spec.calendar import ReleaseCalendar
+from watcher.spec.removal import DeprecationRow
 from watcher.spec.revisions import SpecRevision
 from watcher.spec.watch import KV_ALERTS, KV_LAST_GOOD, SpecFetch, compute, fetch_spec, fetch_spec_online
 
@@ -32,7 +32,7 @@ SPEC_CHANGE_KINDS = (
 
 @dataclass(frozen=True)
 class SpecView:
-    rows: list[dict[str, Any]]
+    rows: list[DeprecationRow]
     """``compute_deprecations`` objects."""
     revisions: list[SpecRevision]
     calendar: ReleaseCalendar
@@ -99,17 +99,17 @@ def _view(
     return SpecView(rows, list(fetch.revisions), calendar, problems, registry_unknown=fetch.registry is None)
 
 
-def ordered_rows(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def ordered_rows(rows: Sequence[DeprecationRow]) -> list[DeprecationRow]:
     """Deprecated rows first, soonest removal first (unresolved last, they need a human), then removed rows."""
 
-    def key(row: dict[str, Any]) -> tuple[int, int, str, str]:
+    def key(row: DeprecationRow) -> tuple[int, int, str, str]:
         removed = row["state"] != "deprecated"
         return (int(removed), int(row["earliest_removal"] is None), row["earliest_removal"] or "", row["feature"])
 
     return sorted(rows, key=key)
 
 
-def feature_of(row: dict[str, Any], servers: list[str]) -> Feature:
+def feature_of(row: DeprecationRow, servers: list[str]) -> Feature:
     return Feature(
         feature=row["feature"],
         key=row["key"],

@@ -8,7 +8,6 @@ import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.core.run_report import RunReport
@@ -17,6 +16,7 @@ from watcher.core.store_schema import RunRow
 from watcher.digest.model import Evidence, Exposure, ServerFindings
 from watcher.digest.sections.changes import ordered_rows
 from watcher.spec.registry import feature_key
+from watcher.spec.removal import DeprecationRow
 from watcher.suites.judge.conformance import collect_checks
 from watcher.suites.settings import Server
 
@@ -48,7 +48,7 @@ def _family(key: str) -> str | None:
     return next((family for family in FEATURE_TERMS if key.startswith(family)), None)
 
 
-def _patterns(row: dict[str, Any]) -> list[re.Pattern[str]]:
+def _patterns(row: DeprecationRow) -> list[re.Pattern[str]]:
     family = _family(row["key"])
     if family is not None:
         return [re.compile(p, re.IGNORECASE) for p in FEATURE_TERMS[family]]
@@ -56,7 +56,7 @@ def _patterns(row: dict[str, Any]) -> list[re.Pattern[str]]:
     return [re.compile(re.escape(name), re.IGNORECASE)]
 
 
-def features_named(text: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def features_named(text: str, rows: Sequence[DeprecationRow]) -> list[DeprecationRow]:
     """The deprecated rows that ``text`` speaks of."""
     hits = [row for row in rows if any(p.search(text) for p in _patterns(row))]
     families = {_family(row["key"]) for row in hits}
@@ -64,7 +64,7 @@ def features_named(text: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, 
     return [row for row in hits if _family(row["key"]) not in suppressed]
 
 
-def _capability_rows(capability: str, rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+def _capability_rows(capability: str, rows: Sequence[DeprecationRow]) -> list[DeprecationRow]:
     wanted = feature_key(capability)
     return [row for row in rows if row["key"] == wanted or _family(row["key"]) == wanted]
 
@@ -81,7 +81,7 @@ def _snapshot_servers(folder: Path) -> list[tuple[str, Path]]:
 
 
 def snapshot_evidence(
-    folder: Path, label: str, rows: Sequence[dict[str, Any]]
+    folder: Path, label: str, rows: Sequence[DeprecationRow]
 ) -> tuple[list[tuple[str, Evidence]], str]:
     """Deprecated capabilities a snapshot's server.json declares → [(row key, evidence)], and what was read."""
     eras = _snapshot_servers(folder)
@@ -102,7 +102,7 @@ def snapshot_evidence(
     return found, (f"{label} ({', '.join(era for era, _ in eras)})" if eras else "")
 
 
-def warning_evidence(report: RunReport, label: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, Evidence]]:
+def warning_evidence(report: RunReport, label: str, rows: Sequence[DeprecationRow]) -> list[tuple[str, Evidence]]:
     found = []
     for warning in report.get("deprecation_warnings") or []:
         message = str(warning.get("message", "")) if isinstance(warning, dict) else str(warning)
@@ -114,7 +114,7 @@ def warning_evidence(report: RunReport, label: str, rows: Sequence[dict[str, Any
     return found
 
 
-def conformance_evidence(report: RunReport, label: str, rows: Sequence[dict[str, Any]]) -> list[tuple[str, Evidence]]:
+def conformance_evidence(report: RunReport, label: str, rows: Sequence[DeprecationRow]) -> list[tuple[str, Evidence]]:
     """Passing conformance scenarios that exercise a deprecated feature (the server did use it).
 
     The scored scenarios that passed are only counted in the report, so the run's result files are read
@@ -171,7 +171,7 @@ def _run_label(run: RunRow) -> str:
 
 
 def server_findings(
-    loaded: LoadedConfig, store: Store, server: Server, rows: Sequence[dict[str, Any]]
+    loaded: LoadedConfig, store: Store, server: Server, rows: Sequence[DeprecationRow]
 ) -> ServerFindings:
     deprecated = [r for r in rows if r["state"] == "deprecated"]
     evidence: list[tuple[str, Evidence]] = []

@@ -13,6 +13,7 @@ from watcher.core.timefmt import parse_iso
 from watcher.digest.model import ReleaseItem, ThreadRef, Verdict
 from watcher.notify import keys
 from watcher.notify.settings import Team
+from watcher.sources.events import ReleaseEvent
 from watcher.sources.notices import release_page
 from watcher.suites.settings import Server
 
@@ -49,26 +50,26 @@ def releases_of_period(
 ) -> list[ReleaseItem]:
     items = []
     for event in store.events(kind="release", since=since):
-        payload = event["payload"]
+        release = ReleaseEvent.stored(event["key"], event["payload"])
         created = parse_iso(event["created"])
-        if payload.get("sdk") not in sdks or (created is not None and created >= until):
+        if release.sdk not in sdks or (created is not None and created >= until):
             continue
-        if payload.get("yanked") or not _wanted(team, str(payload["version"])):
+        if release.yanked or not _wanted(team, release.version):
             continue
-        sdk, version, prerelease = payload["sdk"], str(payload["version"]), bool(payload.get("prerelease"))
+        sdk, version, prerelease = release.sdk, release.version, release.prerelease
         thread = thread_ref(store, keys.release_alert(sdk, version, team.name))
         servers = [s for s in config.servers_of_team(team.name) if s.sdk == sdk]
         verdicts = [_verdict(config, store, s, version, prerelease, team) for s in servers]
         items.append(
             ReleaseItem(
                 sdk=sdk,
-                registry=str(payload.get("registry", "")),
-                package=str(payload.get("package", "")),
+                registry=release.registry,
+                package=release.package,
                 version=version,
                 prerelease=prerelease,
-                first_seen=payload.get("first_seen"),
-                published=payload.get("published"),
-                page=release_page(str(payload.get("registry", "")), str(payload.get("package", "")), version),
+                first_seen=release.first_seen,
+                published=release.published,
+                page=release_page(release.registry, release.package, version),
                 verdicts=verdicts,
                 thread=thread,
             )
