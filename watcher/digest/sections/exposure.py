@@ -14,8 +14,8 @@ from watcher.config import LoadedConfig
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.digest.model import Evidence, Exposure, ServerFindings
-from watcher.digest.sections.changes import ordered_rows
 from watcher.spec.registry import feature_key
+from watcher.spec.view import ordered_rows
 from watcher.suites.judge.conformance import collect_checks
 from watcher.suites.settings import Server
 
