@@ -1,5 +1,6 @@
 """What people did from Slack, kept in the state database: actions (who, what, when, from which message),
-the accept entries and the mutes they made. Plain rows in, plain rows out."""
+the accept entries and the mutes they made. The store holds their SQL (`watcher.core.store_decisions`, and the
+run queue's `queue_rerun`); this module turns its rows into records."""
 
 from __future__ import annotations
 
