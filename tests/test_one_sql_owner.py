@@ -21,7 +21,8 @@ SQL = re.compile(
 )
 """The start of an SQL statement (what a docstring or message rarely starts with)."""
 
-EXECUTING = {"execute", "executemany", "executescript"}
+EXECUTING = {"execute", "executemany", "executescript", "table"}
+"""Calls that run SQL, or sqlite-utils' table object that writes it."""
 
 
 def _text(node: ast.AST) -> str | None:
