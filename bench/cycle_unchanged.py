@@ -131,7 +131,11 @@ def api_status(config: Path) -> Any:
     app = build_app(Readiness(store, 30, fixed, lambda: True), *web_parts(ctx, Access(None, False)))
     with TestClient(app) as client:
         response = client.get("/api/status")
-    return {"status_code": response.status_code, "body": response.json()}
+    body = response.json()
+    # Clusters are listed newest first by a time in seconds: two found in the same second (or not) are in
+    # either order, so the record orders them by what they are.
+    body["clusters"] = sorted(body.get("clusters") or [], key=lambda c: (c["sdk"], c["version"], c["signature"]))
+    return {"status_code": response.status_code, "body": body}
 
 
 def state_rows(config: Path) -> dict[str, Any]:

@@ -20,13 +20,13 @@ class Import:
     """At module level (run when the module is imported), not inside a function."""
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _modules() -> dict[str, Path]:
-    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+def _modules(package: Path = PACKAGE) -> dict[str, Path]:
+    return {module_name(path, package): path for path in sorted(package.rglob("*.py"))}
 
 
 def _type_checking_nodes(tree: ast.Module) -> set[int]:
@@ -67,9 +67,10 @@ def _imports(name: str, path: Path, modules: dict[str, Path], *, type_checking: 
                 yield Import(name, resolved, getattr(node, "lineno", 0), id(node) in top_level)
 
 
-def read_graph(*, type_checking: bool = False) -> dict[str, list[Import]]:
-    """Module → the watcher modules it imports; `type_checking`: count `if TYPE_CHECKING:` imports too."""
-    modules = _modules()
+def read_graph(*, type_checking: bool = False, package: Path = PACKAGE) -> dict[str, list[Import]]:
+    """Module → the watcher modules it imports; `type_checking`: count `if TYPE_CHECKING:` imports too;
+    `package`: the watcher package read (a copy, in the test that plants an import)."""
+    modules = _modules(package)
     return {name: list(_imports(name, path, modules, type_checking=type_checking)) for name, path in modules.items()}
 
 

@@ -5,6 +5,9 @@ here, naming it. The table is the one in docs/contributing.md and the README's p
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from tests.import_graph import PACKAGE, Import, capability, cycles, read_graph
@@ -22,7 +25,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         ),
     ),
     ("faces", frozenset({"web", "slackapp", "ops"})),
-    ("top", frozenset({"(top)"})),  # cli, cli_support, service, pipeline, entry, and every `commands` module
+    ("top", frozenset({"(top)"})),  # cli, service, pipeline, startup_check, … and every `commands` module
 )
 """Bottom-up: a module imports only its own layer and the layers listed before it."""
 
@@ -108,6 +111,19 @@ def test_a_hand_added_upward_import_is_found(graph: dict[str, list[Import]]) -> 
     )  # the same arrow, at import time
     planted = {**graph, "watcher.contract.settings": [late_allowed]}
     assert upward(planted) == ["watcher.contract.settings:9 (model) imports watcher.contract.rules (parts)"]
+
+
+def test_an_upward_import_planted_in_a_file_is_named_with_both_modules(tmp_path: Path) -> None:
+    # The whole check, from the source: a copy of the package with one module added in `polling` (a stage)
+    # that imports the Slack app (a face), read by the same reader and judged by the same rule.
+    copy = tmp_path / "watcher"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "templates", "static"))
+    (copy / "polling" / "planted.py").write_text(
+        '"""A hand-added upward import."""\n\nfrom watcher.slackapp.app import slack_action_reply\n', encoding="utf-8"
+    )
+    planted = read_graph(package=copy)
+    assert "watcher.polling.planted" in planted
+    assert upward(planted) == ["watcher.polling.planted:3 (stages) imports watcher.slackapp.app (faces)"]
 
 
 def test_each_allowed_upward_arrow_still_exists(graph: dict[str, list[Import]]) -> None:

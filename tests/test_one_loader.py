@@ -37,6 +37,7 @@ OWN_JSON: dict[str, str] = {
     "watcher.core.store": "the state database's own columns, which the store wrote as JSON",
     "watcher.core.store_clusters": "the cluster tables' own columns, which the store wrote as JSON",
     "watcher.core.store_schema": "the runs and backtest_results rows' report column, which the store wrote as JSON",
+    "watcher.core.store_backtests": "the backtest tables' own columns, which the store wrote as JSON",
     "watcher.decisions.records": "rows of the state database the records module wrote",
     "watcher.slackapp.app": "a view's private_metadata and a button's value, written by the watcher and "
     "returned unchanged in Slack's authenticated request",
@@ -50,7 +51,6 @@ OWN_JSON: dict[str, str] = {
     "folder) or of a path server's own baseline (the operator's; a git source's is not read here)",
     "watcher.contract.normalize": "snapshot files: written by `snapshot`; a team's committed baseline snapshot is "
     "checked by `untrusted.check_tree` first (no link, capped)",
-    "watcher.serverset.changes": "the payloads of server-set events, which it recorded in the state database",
     "watcher.boundary.sandbox:_read_info": "bubblewrap's own --info-fd JSON on a pipe of the watcher's",
     "watcher.boundary.stdio:parse_line": "not ours: a stdio server's JSON-RPC line, parsed and checked in one step "
     "by the mcp types' own validator, as the SDK's transport does (pydantic-core's parser caps the depth; its "

@@ -182,22 +182,20 @@ def cmd_poll(args: argparse.Namespace) -> int:
 
 
 def _poll(args: argparse.Namespace, loaded: LoadedConfig, store: Store) -> int:
-    import asyncio
     import json
 
-    from watcher.notify.delivery import deliver_outbox, make_sink
+    from watcher.notify.delivery import DeliveryReport, deliver_outbox, make_sink
     from watcher.notify.settings import slack_credentials
-    from watcher.pipeline import process_queue, queue_after_poll
-    from watcher.polling.poll import poll_all
+    from watcher.pipeline import poll_cycle, process_queue
 
-    result = asyncio.run(poll_all(loaded, store))
-    queued = queue_after_poll(loaded, store, result.new, result.baseline_newest)
-    delivered = None
-    if not args.no_deliver:
+    def deliver() -> DeliveryReport:
         credentials = slack_credentials(loaded.config.slack)
         _warn_if_degraded(loaded, credentials)
         sink = make_sink(credentials, loaded.config.slack, store, sys.stderr if args.json else None)
-        delivered = deliver_outbox(store, sink)
+        return deliver_outbox(store, sink)
+
+    cycle = poll_cycle(loaded, store, None if args.no_deliver else deliver)
+    result, queued, delivered = cycle.result, cycle.queued, cycle.delivered
     if args.json:
         out = result.as_json()
         out["queued_runs"] = queued
@@ -305,7 +303,7 @@ def cmd_init(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     if args.check:
-        from watcher.ops.startup_check import startup_check
+        from watcher.startup_check import startup_check
 
         lines = startup_check(loaded_config(args))
         for line in lines:

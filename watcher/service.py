@@ -29,9 +29,9 @@ from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.destination import describe_destination
 from watcher.notify.settings import slack_credentials
 from watcher.ops.health import HttpServer, Readiness, build_app
-from watcher.pipeline import process_queue, queue_after_poll
+from watcher.pipeline import poll_cycle, process_queue
 from watcher.polling.cadence import Cadence, current_cadence, next_poll, plan_budget
-from watcher.polling.poll import poll_all
+from watcher.polling.poll import PollResult
 from watcher.spec import watch as spec_watch
 
 log = logging.getLogger(__name__)
@@ -99,8 +99,18 @@ class Service:
             config = loaded.config.model_copy(update={"sdks": [s for s in loaded.config.sdks if s.name in only]})
             loaded = LoadedConfig(config=config, path=loaded.path, base_dir=loaded.base_dir)
         progress.stage(f"polling {len(loaded.config.sdks)} SDK source(s) ({_group_name(job, only)})")
-        result = asyncio.run(poll_all(loaded, self.store, stop=self.stop))
-        queued = queue_after_poll(self.loaded, self.store, result.new, result.baseline_newest)
+        poll_cycle(
+            loaded,
+            self.store,
+            self.deliver,
+            queue_with=self.loaded,
+            stop=self.stop,
+            after_queue=lambda result, queued: self._after_poll(result, queued, job, only),
+        )
+
+    def _after_poll(self, result: PollResult, queued: list[str], job: str, only: tuple[str, ...] | None) -> None:
+        """Start the queued runs, log the poll and note its failed sources; every source failed raises
+        (nothing is delivered then)."""
         if queued:
             log.info("suite runs queued: %s", ", ".join(queued))
             if self.first_cycle is not None:
@@ -120,7 +130,6 @@ class Service:
             self.partial.pop(job, None)
         if result.outcomes and all(not o.ok for o in result.outcomes):
             raise PollFailed("every source failed: " + "; ".join(f"{f['sdk']}: {f['error']}" for f in result.failed))
-        self.deliver()
 
     def poll_spec(self) -> None:
         try:

@@ -19,9 +19,9 @@ from watcher.core.store import Store
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_html, render_markdown
 from watcher.digest.model import UNKNOWN_REGISTRY
-from watcher.digest.sections.changes import fresh_spec_view
 from watcher.digest.slack import slack_messages
 from watcher.digest.timeline import digest_timeline
+from watcher.spec.view import fresh_spec_view
 
 NOW = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 ALL_CLEAR = ("0 deprecated features", "0 in use", "none of the 0 deprecated", "no deprecated or removed features")

@@ -6,7 +6,7 @@
     │   │                         (watcher.suites.run.server_env)
     │   └── UntrustedInputError   a file or answer someone else wrote is refused: a link, out of its folder,
     │                             too large or deep, an alias, unparseable, a top level of the wrong type
-    │                             (names the file and line; watcher.core.untrusted)
+    │                             (names the file and line; also a ValueError)
     ├── StateError                the state database is missing, corrupt, truncated or unwritable (names the
     │   │                         file and the remedy)
     │   └── SchemaTooNew          the state file was written by a newer mcp-watcher
@@ -23,18 +23,62 @@
     │   └── Cancelled             the run was cancelled (the service is stopping)
     ├── ContractError
     │   └── SnapshotError         a snapshot folder is missing or malformed (watcher.contract.diff)
-    ├── UsageError                bad command-line input (watcher.contract.commands)
+    ├── UsageError                bad command-line input (watcher.contract.credentials)
     ├── DeliveryError             Slack or a webhook refused a message or could not be reached
     │                             (watcher.notify.delivery)
     ├── BacktestError             a backtest cannot start: the SDK's history is unreadable or the period
     │                             holds no version (watcher.backtest.replay)
     └── PollFailed                every source of a scheduled poll failed (the job is retried)
 
-The classes are defined here, except those whose modules are named above; each is also importable
-from the module that raises it (e.g. `watcher.core.errors.ConfigError`). Catch `WatcherError` to report
-any of them. Private signals that never leave their module (`config._RefError` and
-`versions._Unparseable`, which pydantic and the version parsers need as ValueError, and the
-snapshot's `_ListChanged` / `_EraFailure`) are not part of the tree.
+A part's own refusals and signals, which its caller turns into a result (a failed run, a refused file, a
+config error naming the place), are deliberately not `WatcherError`s: no handler of the tree above may take
+one for a report of its own. Each is drawn under its Python base, with its module:
+
+    Exception
+    ├── FileRefused               a file under a root that is not read: a link, outside it, over the cap
+    │                             (watcher.core.safe_files)
+    ├── ToolTimeout               a command did not end in time; its process group was killed
+    │                             (watcher.boundary.launch)
+    ├── AcceptError               a bad accept file: names the file, line and key (watcher.contract.accept)
+    ├── ListChanged               a list changed while it was paged through: start again
+    │                             (watcher.contract.snapshot.outcome)
+    ├── EraFailure                one protocol era of a snapshot could not be taken (its status)
+    │                             (watcher.contract.snapshot.outcome)
+    ├── ProviderError             a model provider did not answer usefully (watcher.evaluation.providers.base)
+    ├── TrialStopped              an evaluation trial could not finish (watcher.evaluation.harness)
+    ├── SideError                 one side of an evaluation could not be built or started
+    │                             (watcher.evaluation.run)
+    ├── StarterExists             `init` finds a configuration there already (watcher.ops.starter)
+    ├── GitReadError              git could not fetch or read a team repository (watcher.repos.gitread)
+    ├── ActionsError              a run on GitHub Actions could not be carried out or judged
+    │   │                         (watcher.suites.executors.github_api)
+    │   ├── TooLarge              an answer over the size it was read with
+    │   │                         (watcher.suites.executors.github_api)
+    │   └── Uncertain             a POST got no clear answer: it may have been carried out
+    │                             (watcher.suites.executors.github_api)
+    ├── Interrupted               the service is stopping: a wait ended early
+    │                             (watcher.suites.executors.github_api)
+    ├── Mistake                   what `check` was asked cannot be right (watcher.suites.preflight)
+    ├── CheckoutError             a server's git source cannot be fetched as configured
+    │                             (watcher.suites.source.checkout)
+    └── UnsafeMember              a member of a fetched tree that is not written (watcher.suites.source.extract)
+    ValueError
+    ├── ClockSettingError         MCP_WATCHER_CLOCK_START is not an ISO date-time (watcher.core.clock)
+    ├── LocatedError              a validator points its error at another place of the document
+    │                             (watcher.core.configfile)
+    ├── ManifestError             a manifest its own parser refuses (watcher.repos.detect)
+    └── UnsafeVersion             a version from outside that may not be run (watcher.sources.versions)
+    MarkedYAMLError
+    └── YamlRefused               a document the one YAML reader does not take: an alias, past a cap
+        │                         (watcher.core.yaml_strict)
+        └── DuplicateKeyError     a mapping holds a key twice (watcher.core.yaml_strict)
+
+The classes of the first tree are defined here, except those whose modules are named; each is also
+importable from the module that raises it (e.g. `watcher.core.errors.ConfigError`). Catch `WatcherError` to
+report any of them. Private signals that never leave their module (`schemes._Unparseable`, which the version
+parsers need as a ValueError, and the egress proxy's `_Refused`) are not part of the tree.
+`tests/test_errors.py` holds both drawings to the code: every class drawn exists with that parent and in the
+module named, and every public exception class of watcher/ is drawn.
 """
 
 from __future__ import annotations

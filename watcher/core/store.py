@@ -20,13 +20,14 @@ from watcher.core.run_report import RunReport
 from watcher.core.secret_policy import masked_json
 from watcher.core.state_check import StateError, check_state_file
 from watcher.core.state_check import describe as describe_state_error
+from watcher.core.store_backtests import BacktestTables
 from watcher.core.store_clusters import ClusterTables
+from watcher.core.store_decisions import DecisionTables
 from watcher.core.store_schema import (
     MIGRATIONS,
     SCHEMA_VERSION,
     STATE_SQL,
-    BacktestResultRow,
-    BacktestRow,
+    ActiveRun,
     EventRow,
     HttpCacheRow,
     LatestCell,
@@ -42,7 +43,6 @@ from watcher.core.store_schema import (
     StoredOutboxRow,
     VerdictFigures,
     VersionRow,
-    backtest_result_row,
     run_row,
 )
 from watcher.core.timefmt import iso, parse_iso, utcnow
@@ -74,7 +74,7 @@ class _LockedDatabase(sqlite_utils.Database):
             return super().execute(sql, parameters)
 
 
-class Store(ClusterTables):
+class Store(ClusterTables, DecisionTables, BacktestTables):
     """The service's state. One instance per process; safe to share across threads."""
 
     def __init__(self, path: str | Path) -> None:
@@ -277,6 +277,12 @@ class Store(ClusterTables):
             row["payload"] = json.loads(row["payload"])
         return [cast(EventRow, row) for row in rows]
 
+    def newest_events(self, kinds: Sequence[str], limit: int) -> list[EventRow]:
+        """The newest events of these kinds, newest first."""
+        marks = ", ".join("?" * len(kinds))
+        rows = self.db.query(f"select * from events where kind in ({marks}) order by id desc limit ?", [*kinds, limit])
+        return [cast(EventRow, {**row, "payload": json.loads(row["payload"])}) for row in rows]
+
     def enqueue(self, notice: Notice) -> bool:
         """Put a notice in the outbox once. Returns False when its idempotency key is already there."""
         now = iso(utcnow())
@@ -338,14 +344,34 @@ class Store(ClusterTables):
 
     def queue_run(self, server: str, sdk: str, sdk_version: str, trigger: str) -> bool:
         """Queue one run of a server against an SDK version. False when that pair was queued before."""
-        now = iso(utcnow())
+        return self._queue(f"{server}@{sdk_version}", server, sdk, sdk_version, trigger) is not None
+
+    def queue_rerun(self, server: str, sdk: str, sdk_version: str, trigger: str) -> int | None:
+        """Queue the pair again under its own key (a rerun asked for in Slack), unless a run of that pair is
+        queued or running (a second click must not add one); the new run's id."""
+        with self.transaction():
+            if self.active_run(server, sdk_version) is not None:
+                return None
+            return self._queue(f"{server}@{sdk_version}#{trigger}", server, sdk, sdk_version, trigger)
+
+    def _queue(self, key: str, server: str, sdk: str, sdk_version: str, trigger: str) -> int | None:
+        """The one insert of a queued run; None when a run with that key exists."""
         with self._lock:
             cur = self.db.execute(
                 "insert or ignore into runs (key, server, sdk, sdk_version, trigger, status, queued) "
                 "values (?, ?, ?, ?, ?, 'queued', ?)",
-                [f"{server}@{sdk_version}", server, sdk, sdk_version, trigger, now],
+                [key, server, sdk, sdk_version, trigger, iso(utcnow())],
             )
-            return cur.rowcount == 1
+            return int(cur.lastrowid) if cur.rowcount == 1 and cur.lastrowid is not None else None
+
+    def active_run(self, server: str, sdk_version: str) -> ActiveRun | None:
+        """The oldest run of the server on the version that is queued or running."""
+        rows = self.db.query(
+            "select id, status, trigger from runs where server = ? and sdk_version = ? "
+            "and status in ('queued', 'running') order by id limit 1",
+            [server, sdk_version],
+        )
+        return next((cast(ActiveRun, row) for row in rows), None)
 
     def claim_run(self) -> RunRow | None:
         """Take the oldest queued run and mark it running (atomically)."""
@@ -534,60 +560,6 @@ class Store(ClusterTables):
                 [*statuses, limit],
             )
         ]
-
-    # --- backtests (watcher/backtest) ------------------------------------------------------------------
-
-    def create_backtest(self, server: str, sdk: str, package: str, since: str, until: str, params: str) -> int:
-        with self._lock:
-            cur = self.db.execute(
-                "insert into backtests (server, sdk, package, since, until, params, status, created) "
-                "values (?, ?, ?, ?, ?, ?, 'running', ?)",
-                [server, sdk, package, since, until, params, iso(utcnow())],
-            )
-            return int(cur.lastrowid or 0)
-
-    def update_backtest(self, backtest_id: int, **fields: Any) -> None:
-        if "answer" in fields:
-            fields["answer"] = json.dumps(fields["answer"], sort_keys=True, default=str)
-        with self._lock:
-            self.db.table("backtests").update(backtest_id, fields)
-
-    def backtest(self, backtest_id: int) -> BacktestRow | None:
-        rows = list(self.db.query("select * from backtests where id = ?", [backtest_id]))
-        return _backtest_row(rows[0]) if rows else None
-
-    def unfinished_backtest(self, params: str) -> BacktestRow | None:
-        """The newest backtest with these parameters that did not finish (interrupted or killed)."""
-        rows = list(
-            self.db.query(
-                "select * from backtests where params = ? and status != 'done' order by id desc limit 1", [params]
-            )
-        )
-        return _backtest_row(rows[0]) if rows else None
-
-    def latest_backtests(self) -> list[BacktestRow]:
-        """Each server's newest backtest."""
-        rows = self.db.query(
-            "select b.* from backtests b join (select server, max(id) as id from backtests group by server) last "
-            "on b.id = last.id order by b.server"
-        )
-        return [_backtest_row(row) for row in rows]
-
-    def backtest_result(self, key: str) -> BacktestResultRow | None:
-        rows = list(self.db.query("select * from backtest_results where key = ?", [key]))
-        if not rows:
-            return None
-        return backtest_result_row(rows[0])
-
-    def put_backtest_result(self, row: BacktestResultRow) -> None:
-        with self._lock:
-            self.db.table("backtest_results").upsert(
-                {**row, "report": masked_json(row["report"], vault.held_values())}, pk="key"
-            )
-
-
-def _backtest_row(row: dict[str, Any]) -> BacktestRow:
-    return cast(BacktestRow, {**row, "answer": json.loads(row["answer"]) if row["answer"] else None})
 
 
 def _where(*conditions: tuple[str, str | None]) -> tuple[str, list[str]]:

@@ -282,6 +282,14 @@ class HttpCacheRow(TypedDict):
     body: bytes
 
 
+class ActiveRun(TypedDict):
+    """A run that is queued or running: its id, status and trigger."""
+
+    id: int
+    status: str
+    trigger: str
+
+
 class EventRow(TypedDict):
     id: int
     key: str

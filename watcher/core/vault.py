@@ -27,6 +27,7 @@ import sys
 from collections import ChainMap
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from watcher.core.secret_policy import is_secret
@@ -77,6 +78,17 @@ _current: Protection | None = None
 def environ() -> Mapping[str, str]:
     """The watcher's environment as its own code sees it: the held secrets, then `os.environ`."""
     return ChainMap(_held, os.environ)
+
+
+def read_token(env_name: str | None, file: Path | None, environ: Mapping[str, str]) -> str | None:
+    """A token from its variable (stripped, when not empty), else from its file (stripped); None when neither
+    gives one. The one reader of a `*_env` / `*_file` pair; an unreadable file raises its OSError, for the
+    caller to name the setting."""
+    if env_name and environ.get(env_name, "").strip():
+        return environ[env_name].strip()
+    if file is not None:
+        return file.read_text(encoding="utf-8").strip() or None
+    return None
 
 
 def held_values() -> tuple[str, ...]:

@@ -18,13 +18,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptEntry, AcceptFile
 from watcher.core.errors import StateError
-from watcher.core.state_check import check_state_file
-from watcher.decisions.records import SlackAccept, accepts_in
+from watcher.core.store_decisions import read_slack_accept_rows
+from watcher.decisions.records import SlackAccept, accepts_of
 
 log = logging.getLogger(__name__)
 
@@ -107,10 +105,4 @@ def slack_accepts_with(loaded: LoadedConfig, server: str, file: AcceptFile | Non
 def read_accepts(path: Path, server: str) -> list[SlackAccept]:
     """The server's Slack accepts, read without writing the state (no migration, no WAL switch); a state
     without the table has none (no service has migrated it yet, so no one can have accepted in Slack)."""
-    check_state_file(path)
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
-    try:
-        db = sqlite_utils.Database(conn)
-        return accepts_in(db, server) if db["slack_accepts"].exists() else []
-    finally:
-        conn.close()
+    return accepts_of(read_slack_accept_rows(path, server))

@@ -1,5 +1,6 @@
 """What people did from Slack, kept in the state database: actions (who, what, when, from which message),
-the accept entries and the mutes they made. Plain rows in, plain rows out."""
+the accept entries and the mutes they made. The store holds their SQL (`watcher.core.store_decisions`, and the
+run queue's `queue_rerun`); this module turns its rows into records."""
 
 from __future__ import annotations
 
@@ -9,14 +10,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import sqlite_utils
-
 from watcher.core.store import Store
+from watcher.core.store_decisions import ActionRow, MuteRow, NewAction, SlackAcceptRow
 from watcher.core.store_schema import Notice
 from watcher.core.timefmt import iso, parse_iso, utcnow
 from watcher.notify.blocks import Mrkdwn, escape
-
-ACTIVE_RUN = ("queued", "running")
 
 
 @dataclass(frozen=True)
@@ -81,38 +79,29 @@ def claim(
 ) -> int | None:
     """Record an action under its delivery key; None when that delivery was handled already (a retry: counted
     in `deliveries`, nothing else done)."""
-    with store.transaction() as db:
-        seen = list(db.query("select id from slack_actions where delivery = ?", [delivery]))
-        if seen:
-            db.execute("update slack_actions set deliveries = deliveries + 1 where id = ?", [seen[0]["id"]])
-            return None
-        cur = db.execute(
-            "insert into slack_actions (delivery, at, user_id, user_name, team, action, server, sdk, version, "
-            "detail, channel, message_ts, outcome, deliveries) "
-            "values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', 1)",
-            [
-                delivery,
-                iso(utcnow()),
-                actor.user_id,
-                actor.user_name,
-                team,
-                action,
-                server,
-                sdk,
-                version,
-                json.dumps(detail or {}),
-                origin.channel,
-                origin.message_ts,
-            ],
+    return store.claim_action(
+        NewAction(
+            delivery=delivery,
+            at=iso(utcnow()),
+            user_id=actor.user_id,
+            user_name=actor.user_name,
+            team=team,
+            action=action,
+            server=server,
+            sdk=sdk,
+            version=version,
+            detail=json.dumps(detail or {}),
+            channel=origin.channel,
+            message_ts=origin.message_ts,
         )
-        return int(cur.lastrowid) if cur.lastrowid is not None else None
+    )
 
 
 def finish(store: Store, action_id: int, outcome: str) -> None:
-    store.db.execute("update slack_actions set outcome = ? where id = ?", [outcome, action_id])
+    store.finish_action(action_id, outcome)
 
 
-def _action(row: dict[str, Any]) -> ActionRecord:
+def _action(row: ActionRow) -> ActionRecord:
     return ActionRecord(
         id=int(row["id"]),
         at=str(row["at"]),
@@ -135,16 +124,7 @@ def actions(
     store: Store, *, server: str | None = None, version: str | None = None, limit: int = 50
 ) -> list[ActionRecord]:
     """The newest actions first, optionally of one server (and version)."""
-    clauses, params = [], []
-    if server is not None:
-        clauses.append("server = ?")
-        params.append(server)
-    if version is not None:
-        clauses.append("version = ?")
-        params.append(version)
-    where = f"where {' and '.join(clauses)}" if clauses else ""
-    rows = store.db.query(f"select * from slack_actions {where} order by id desc limit ?", [*params, limit])
-    return [_action(row) for row in rows]
+    return [_action(row) for row in store.action_rows(server, version, limit)]
 
 
 # --- reruns -----------------------------------------------------------------------------------------------
@@ -171,28 +151,13 @@ def result_after_slack(store: Store, notice: Notice, sdk: str, trigger: str | No
 
 def active_run(store: Store, server: str, version: str) -> dict[str, Any] | None:
     """A run of the server on the version that is queued or running (a second click must not add one)."""
-    rows = list(
-        store.db.query(
-            "select id, status, trigger from runs where server = ? and sdk_version = ? and status in (?, ?) "
-            "order by id limit 1",
-            [server, version, *ACTIVE_RUN],
-        )
-    )
-    return rows[0] if rows else None
+    found = store.active_run(server, version)
+    return dict(found) if found is not None else None
 
 
 def queue_rerun(store: Store, server: str, sdk: str, version: str, action_id: int) -> int | None:
     """Queue the server on the version again, unless a run of that pair is queued or running; the run's id."""
-    with store.transaction() as db:
-        if active_run(store, server, version) is not None:
-            return None
-        trigger = rerun_trigger(action_id)
-        cur = db.execute(
-            "insert into runs (key, server, sdk, sdk_version, trigger, status, queued) "
-            "values (?, ?, ?, ?, ?, 'queued', ?)",
-            [f"{server}@{version}#{trigger}", server, sdk, version, trigger, iso(utcnow())],
-        )
-        return int(cur.lastrowid) if cur.lastrowid is not None else None
+    return store.queue_rerun(server, sdk, version, rerun_trigger(action_id))
 
 
 # --- accepts ----------------------------------------------------------------------------------------------
@@ -220,28 +185,36 @@ def add_accepts(
     """Store accept entries; an entry naming a change already accepted in Slack until the same day or later
     is left out. Returns the entries stored."""
     existing = accepts(store, server)
-    added = []
-    with store.transaction() as db:
-        for entry in entries:
-            if any(_same_change(e.entry, entry) and str(e.entry["expires"]) >= str(entry["expires"]) for e in existing):
-                continue
-            db.execute(
-                "insert into slack_accepts (server, team, entry, created, user_id, user_name, action_id) "
-                "values (?, ?, ?, ?, ?, ?, ?)",
-                [server, team, json.dumps(entry), iso(utcnow()), actor.user_id, actor.user_name, action_id],
+    added = [
+        entry
+        for entry in entries
+        if not any(_same_change(e.entry, entry) and str(e.entry["expires"]) >= str(entry["expires"]) for e in existing)
+    ]
+    created = iso(utcnow())
+    store.add_slack_accepts(
+        [
+            SlackAcceptRow(
+                id=0,
+                server=server,
+                team=team,
+                entry=json.dumps(entry),
+                created=created,
+                user_id=actor.user_id,
+                user_name=actor.user_name,
+                action_id=action_id,
             )
-            added.append(entry)
+            for entry in added
+        ]
+    )
     return added
 
 
 def accepts(store: Store, server: str | None = None) -> list[SlackAccept]:
-    return accepts_in(store.db, server)
+    return accepts_of(store.slack_accepts(server))
 
 
-def accepts_in(db: sqlite_utils.Database, server: str | None = None) -> list[SlackAccept]:
-    """The Slack accepts in a state database (a Store's, or one opened read-only by a run)."""
-    where, params = ("where server = ?", [server]) if server is not None else ("", [])
-    rows = db.query(f"select * from slack_accepts {where} order by id", params)
+def accepts_of(rows: list[SlackAcceptRow]) -> list[SlackAccept]:
+    """Slack accepts from their stored rows (a Store's, or a state read read-only by a run)."""
     return [
         SlackAccept(
             id=int(r["id"]),
@@ -270,21 +243,24 @@ class Mute:
 
 
 def add_mute(store: Store, team: str, sdk: str, package: str, until: datetime, actor: Actor, action_id: int) -> None:
-    store.db.execute(
-        "insert into slack_mutes (team, sdk, package, until, created, user_id, user_name, action_id) "
-        "values (?, ?, ?, ?, ?, ?, ?, ?)",
-        [team, sdk, package, iso(until), iso(utcnow()), actor.user_id, actor.user_name, action_id],
+    store.add_mute(
+        MuteRow(
+            team=team,
+            sdk=sdk,
+            package=package,
+            until=iso(until),
+            created=iso(utcnow()),
+            user_id=actor.user_id,
+            user_name=actor.user_name,
+            action_id=action_id,
+        )
     )
 
 
 def mutes(store: Store, moment: datetime, team: str | None = None) -> list[Mute]:
     """Mutes in force at ``moment`` (the latest-ending one per team and SDK)."""
-    where, params = ("where until > ?", [iso(moment)])
-    if team is not None:
-        where += " and team = ?"
-        params.append(team)
     found: dict[tuple[str, str], Mute] = {}
-    for r in store.db.query(f"select * from slack_mutes {where} order by until", params):
+    for r in store.mute_rows(iso(moment), team):
         until = parse_iso(r["until"])
         if until is None:
             continue
@@ -304,10 +280,5 @@ def notice_at(store: Store, channel: str | None, ts: str | None) -> dict[str, An
     """The outbox row (key, thread_of, kind) of the message Slack shows at ``ts`` in ``channel``."""
     if not ts:
         return None
-    rows = list(
-        store.db.query(
-            "select key, thread_of, kind, team from outbox where slack_ts = ? and (? is null or slack_channel = ?)",
-            [ts, channel, channel],
-        )
-    )
-    return rows[0] if rows else None
+    found = store.notice_at(channel, ts)
+    return dict(found) if found is not None else None

@@ -14,13 +14,14 @@ from watcher.config import LoadedConfig
 from watcher.core.store import Store
 from watcher.core.timefmt import iso, parse_iso
 from watcher.digest.model import DIGEST_KIND, PERIOD, Digest, Feature, iso_week
-from watcher.digest.sections.changes import SpecView, feature_of, load_spec_view, ordered_rows, spec_changes
+from watcher.digest.sections.changes import feature_of, spec_changes
 from watcher.digest.sections.exposure import server_findings
 from watcher.digest.sections.outlook import outlook
 from watcher.digest.sections.readiness import readiness_lines
 from watcher.digest.sections.releases import releases_of_period, team_sdks
 from watcher.polling.alerts import unchecked_sources
 from watcher.spec.calendar import projected_releases
+from watcher.spec.view import SpecView, load_spec_view, ordered_rows
 
 
 def build_digest(

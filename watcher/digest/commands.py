@@ -79,10 +79,10 @@ def _send(loaded: LoadedConfig, store: Store, teams: list[Team], args: argparse.
     from watcher.core.timefmt import utcnow
     from watcher.digest.model import iso_week
     from watcher.digest.schedule import digest_zone, queue_digest
-    from watcher.digest.sections.changes import fresh_spec_view
     from watcher.notify import keys
     from watcher.notify.delivery import deliver_outbox, make_sink
     from watcher.notify.settings import slack_credentials
+    from watcher.spec.view import fresh_spec_view
 
     now = utcnow()
     today = args.today or now.astimezone(digest_zone(loaded.config.digest)).date()
@@ -114,9 +114,9 @@ def _preview(loaded: LoadedConfig, store: Store, teams: list[Team], args: argpar
     from watcher.digest.build import build_digest
     from watcher.digest.markdown import render_html, render_markdown
     from watcher.digest.schedule import digest_zone, pictures_dir
-    from watcher.digest.sections.changes import fresh_spec_view
     from watcher.digest.slack import slack_messages, slack_payloads
     from watcher.digest.timeline import digest_timeline, write_timeline
+    from watcher.spec.view import fresh_spec_view
 
     now = utcnow()
     today = args.today or now.astimezone(digest_zone(loaded.config.digest)).date()

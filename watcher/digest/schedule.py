@@ -30,11 +30,11 @@ from watcher.decisions.buttons import digest_buttons, with_actions
 from watcher.digest.build import build_digest
 from watcher.digest.model import iso_week
 from watcher.digest.notices import digest_notices, safe_name
-from watcher.digest.sections.changes import SpecView
 from watcher.digest.settings import DigestSettings
 from watcher.digest.timeline import digest_timeline, write_timeline
 from watcher.notify import keys
 from watcher.notify.settings import Team
+from watcher.spec.view import SpecView
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,6 @@ from watcher.core.errors import ConformanceError, ToolMissing
 from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 from watcher.core.timefmt import iso, today_utc, utcnow
-from watcher.digest.sections.changes import load_spec_view
 from watcher.readiness import candidate as candidate_mod
 from watcher.readiness.judge import readiness_step
 from watcher.readiness.notices import team_readiness_notice
@@ -31,6 +30,7 @@ from watcher.readiness.suite import SUITE_SOURCE, SuiteVersion, inspect, install
 from watcher.readiness.view import KV_RESULTS, KV_WINDOWS
 from watcher.sources.versions import sort_key
 from watcher.spec.revisions import SpecRevision
+from watcher.spec.view import load_spec_view
 from watcher.suites.runner import ServerStep, run_step
 from watcher.suites.settings import Server
 

@@ -9,7 +9,6 @@ first poll of a registry is its baseline.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -105,9 +104,5 @@ def record_changes(store: Store, placed: list[Placed]) -> list[ServerChange]:
 
 def recent_changes(store: Store, limit: int = 20) -> list[dict[str, Any]]:
     """The newest changes of the server set, newest first, as the page and `/api/status` list them."""
-    marks = ", ".join("?" * len(EVENT_KINDS))
-    rows = store.db.query(
-        f"select kind, payload, created from events where kind in ({marks}) order by id desc limit ?",
-        [*EVENT_KINDS, int(limit)],
-    )
-    return [{"kind": r["kind"].removeprefix("server-"), "at": r["created"], **json.loads(r["payload"])} for r in rows]
+    rows = store.newest_events(EVENT_KINDS, int(limit))
+    return [{"kind": r["kind"].removeprefix("server-"), "at": r["created"], **r["payload"]} for r in rows]

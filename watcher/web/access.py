@@ -68,16 +68,12 @@ class Access:
 
 def page_token(endpoint: HttpEndpoint, environ: Mapping[str, str] | None = None) -> str | None:
     env = vault.environ() if environ is None else environ
-    if endpoint.auth_token_env and env.get(endpoint.auth_token_env, "").strip():
-        return env[endpoint.auth_token_env].strip()
-    if endpoint.auth_token_file:
-        try:
-            return Path(endpoint.auth_token_file).read_text(encoding="utf-8").strip() or None
-        except OSError as exc:
-            raise ConfigError(
-                f"http.auth_token_file: cannot read {endpoint.auth_token_file}: {exc.strerror or exc}"
-            ) from exc
-    return None
+    file = Path(endpoint.auth_token_file) if endpoint.auth_token_file else None
+    try:
+        return vault.read_token(endpoint.auth_token_env, file, env)
+    except OSError as exc:
+        reason = exc.strerror or exc
+        raise ConfigError(f"http.auth_token_file: cannot read {endpoint.auth_token_file}: {reason}") from exc
 
 
 def resolve_access(endpoint: HttpEndpoint, host: str | None = None, environ: dict[str, str] | None = None) -> Access:

@@ -25,7 +25,7 @@ from watcher.web.backtests import backtest_routes
 from watcher.web.cells import row_cells
 from watcher.web.context import WebContext
 from watcher.web.deprecations import collect_deprecations, timeline_png
-from watcher.web.overview import STATES, Overview, collect_overview
+from watcher.web.overview import STATES, Overview, SourceStatus, collect_overview
 from watcher.web.run_page import collect_run
 
 HERE = Path(__file__).resolve().parent
@@ -54,11 +54,31 @@ def templates() -> jinja2.Environment:
     return env
 
 
+def package_files_check() -> list[str]:
+    """The start-up check's line on the pages' files in the installed package: every template parses and the
+    stylesheet is there (a package built without its data files fails `run --check`, not its first request)."""
+    missing = [p for p in (HERE / "static" / "style.css", HERE / "templates" / "index.html") if not p.is_file()]
+    if missing:
+        return [f"FAIL: the installed package lacks {', '.join(map(str, missing))} (package data)"]
+    env = templates()
+    for name in env.list_templates():
+        env.get_template(name)  # parses every template: a broken or missing file fails here
+    return [f"pages' files: {len(env.list_templates())} templates and the stylesheet in {HERE}"]
+
+
 def as_json(value: Any) -> Any:
+    """A page's data as plain JSON values: dataclasses field by field (a source's status as `/api/status` shows
+    it, `SourceStatus.as_json`), the rest as `dataclasses.asdict` gives it."""
+    if isinstance(value, SourceStatus):
+        return value.as_json()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
+        return {f.name: as_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
     if isinstance(value, list):
         return [as_json(v) for v in value]
+    if isinstance(value, tuple):
+        return tuple(as_json(v) for v in value)
+    if isinstance(value, dict):
+        return {k: as_json(v) for k, v in value.items()}
     return value
 
 

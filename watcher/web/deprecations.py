@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from watcher.digest.model import Feature
-from watcher.digest.sections.changes import SpecView
+from watcher.spec.view import SpecView
 from watcher.web.context import WebContext
 
 
@@ -39,8 +39,9 @@ def collect_deprecations(ctx: WebContext, today: date) -> DeprecationsPage:
 
 
 def _collect(ctx: WebContext, today: date) -> tuple[DeprecationsPage, SpecView]:
-    from watcher.digest.sections.changes import feature_of, load_spec_view, ordered_rows
+    from watcher.digest.sections.changes import feature_of
     from watcher.digest.sections.exposure import server_findings
+    from watcher.spec.view import load_spec_view, ordered_rows
 
     spec = load_spec_view(ctx.loaded.config, ctx.store, today)
     uses: dict[str, list[ServerUse]] = {}

@@ -19,6 +19,7 @@ from watcher.clusters.view import ClusterView, collect_clusters
 from watcher.core.store_schema import RunCell, VersionRow
 from watcher.core.timefmt import iso, parse_iso
 from watcher.ops.figures import SourceFigures, StatusFigures, status_figures
+from watcher.ops.status import source_json
 from watcher.sources.versions import sort_key
 from watcher.suites.settings import Server
 from watcher.web.context import WebContext, age
@@ -98,17 +99,27 @@ class Selection:
 
 @dataclass(frozen=True)
 class SourceStatus:
-    sdk: str
-    registry: str
-    package: str
-    last_poll: str | None
+    """A source as the page shows it: its figures (the one `SourceFigures`, which `status` shows too), how long
+    ago it was last polled, and its error cleaned for the page."""
+
+    figures: SourceFigures
     age: str
-    ok: bool | None
     error: str | None
-    newest_stable: str | None
-    newest_prerelease: str | None
-    older_prerelease: str | None
-    versions_seen: int
+
+    @property
+    def sdk(self) -> str:
+        return self.figures.name
+
+    def __getattr__(self, name: str) -> Any:  # the template reads the figures' fields from the status
+        if name.startswith("__") or name == "figures":  # not set yet (a copy being made): no recursion
+            raise AttributeError(name)
+        return getattr(self.figures, name)
+
+    def as_json(self) -> dict[str, Any]:
+        """As `/api/status` shows it: `status --json`'s figures of the source, its age after `last_poll`."""
+        shown = list({**source_json(self.figures), "error": self.error}.items())
+        at = [key for key, _ in shown].index("last_poll") + 1
+        return dict([*shown[:at], ("age", self.age), *shown[at:]])
 
 
 @dataclass(frozen=True)
@@ -362,17 +373,7 @@ def _team_summaries(ctx: WebContext, chosen: Sequence[Server], width: dict[str, 
 
 def _source_status(ctx: WebContext, source: SourceFigures, now: datetime) -> SourceStatus:
     return SourceStatus(
-        sdk=source.name,
-        registry=source.registry,
-        package=source.package,
-        last_poll=source.last_poll,
-        age=age(parse_iso(source.last_poll), now),
-        ok=source.ok,
-        error=ctx.clean(source.error) if source.error else None,
-        newest_stable=source.newest_stable,
-        newest_prerelease=source.newest_prerelease,
-        older_prerelease=source.older_prerelease,
-        versions_seen=source.versions_seen,
+        source, age(parse_iso(source.last_poll), now), ctx.clean(source.error) if source.error else None
     )
 
 
@@ -478,8 +479,8 @@ def _outbox(ctx: WebContext, figures: StatusFigures, now: datetime) -> OutboxSta
 
 def collect_outlook(ctx: WebContext, today: date) -> Outlook:
     """The next spec revision and the next earliest removal, from the spec state (never the network)."""
-    from watcher.digest.sections.changes import load_spec_view
     from watcher.spec.calendar import next_release
+    from watcher.spec.view import load_spec_view
     from watcher.spec.watch import KV_LAST_GOOD
 
     known = ctx.store.get_kv(KV_LAST_GOOD) is not None

@@ -14,9 +14,9 @@ from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 from watcher.core.store_schema import RunRow
 from watcher.digest.model import Evidence, Exposure, ServerFindings
-from watcher.digest.sections.changes import ordered_rows
 from watcher.spec.registry import feature_key
 from watcher.spec.removal import DeprecationRow
+from watcher.spec.view import ordered_rows
 from watcher.suites.judge.conformance import collect_checks
 from watcher.suites.settings import Server
 

@@ -6,8 +6,8 @@ from collections.abc import Iterable
 from datetime import date, timedelta
 
 from watcher.digest.model import Feature, Outlook
-from watcher.digest.sections.changes import SpecView
 from watcher.spec.calendar import beta_window, next_release
+from watcher.spec.view import SpecView
 
 
 def outlook(spec: SpecView, features: Iterable[Feature], today: date) -> Outlook:

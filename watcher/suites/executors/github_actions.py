@@ -334,16 +334,13 @@ def _shown(value: object) -> str:
 
 
 def read_token(loaded: LoadedConfig, settings: GitHubActionsExecutor, environ: dict[str, str]) -> str:
-    if settings.token_env and environ.get(settings.token_env, "").strip():
-        return environ[settings.token_env].strip()
-    if settings.token_file:
-        path = loaded.resolve(settings.token_file)
-        try:
-            value = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise ActionsError(f"executor.token_file: cannot read {path}: {exc.strerror}") from exc
-        if value:
-            return value
+    path = loaded.resolve(settings.token_file) if settings.token_file else None
+    try:
+        value = vault.read_token(settings.token_env, path, environ)
+    except OSError as exc:
+        raise ActionsError(f"executor.token_file: cannot read {path}: {exc.strerror}") from exc
+    if value:
+        return value
     raise ActionsError(f"no GitHub token: set {settings.token_env or 'executor.token_file'}")
 
 

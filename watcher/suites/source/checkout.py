@@ -36,6 +36,7 @@ from urllib.parse import urlsplit, urlunsplit
 from watcher.boundary.launch import Host, HostReason
 from watcher.boundary.process import CommandResult, run_command, scrubbed_env
 from watcher.config import LoadedConfig
+from watcher.core import vault
 from watcher.core.secret_policy import mask
 from watcher.suites.build.env import locked
 from watcher.suites.settings import DEFAULT_GIT_PROTOCOLS, GitSource, Server, git_protocol_refusal
@@ -93,22 +94,16 @@ def fetch_url(loaded: LoadedConfig, source: GitSource) -> str:
 
 def read_token(loaded: LoadedConfig, server: Server, environ: Mapping[str, str]) -> str | None:
     """The server's git token (token_env, then token_file), or None when none is configured."""
-    if server.token_env:
-        value = environ.get(server.token_env, "").strip()
-        if value:
-            return value
-        if not server.token_file:
-            raise CheckoutError(f"servers.{server.name}.token_env: {server.token_env} is not set")
-    if server.token_file:
-        path = loaded.resolve(server.token_file)
-        try:
-            value = path.read_text(encoding="utf-8").strip()
-        except OSError as exc:
-            raise CheckoutError(f"servers.{server.name}.token_file: cannot read {path}: {exc.strerror}") from exc
-        if not value:
-            raise CheckoutError(f"servers.{server.name}.token_file: {path} is empty")
-        return value
-    return None
+    path = loaded.resolve(server.token_file) if server.token_file else None
+    try:
+        value = vault.read_token(server.token_env, path, environ)
+    except OSError as exc:
+        raise CheckoutError(f"servers.{server.name}.token_file: cannot read {path}: {exc.strerror}") from exc
+    if value is None and path is not None:
+        raise CheckoutError(f"servers.{server.name}.token_file: {path} is empty")
+    if value is None and server.token_env:
+        raise CheckoutError(f"servers.{server.name}.token_env: {server.token_env} is not set")
+    return value
 
 
 def auth_env(token: str) -> dict[str, str]:

@@ -4,7 +4,8 @@ The configuration (already read), the Slack credentials (and what Slack says of 
 scopes, the channels it is in; `watcher/notify/slack_check.py`) and the pages' access, the state's folder and
 lock, the pages' templates and stylesheet inside the installed package, and the tools suite runs use
 (Node, uv). An image build or an install script runs it instead of `--help`: a package that lacks its
-data files fails here, not in a crash loop after deploy.
+data files fails here, not in a crash loop after deploy. It sits at the top, beside `cli` and `service`: it
+asks the parts, the pages included, what each needs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from watcher.core.instance import single_instance
 from watcher.notify.destination import describe_destination
 from watcher.notify.settings import slack_credentials
 from watcher.notify.slack_check import check_slack
+from watcher.web.app import package_files_check
 
 
 def startup_check(loaded: LoadedConfig) -> list[str]:
@@ -42,21 +44,9 @@ def startup_check(loaded: LoadedConfig) -> list[str]:
         with single_instance(path):  # another service on this state is a start-up failure too
             pass
     lines.append(f"state: {path}")
-    lines += _package_files()
+    lines += package_files_check()
     lines += _tools()
     return lines
-
-
-def _package_files() -> list[str]:
-    from watcher.web import app
-
-    missing = [p for p in (app.HERE / "static" / "style.css", app.HERE / "templates" / "index.html") if not p.is_file()]
-    if missing:
-        return [f"FAIL: the installed package lacks {', '.join(map(str, missing))} (package data)"]
-    env = app.templates()
-    for name in env.list_templates():
-        env.get_template(name)  # parses every template: a broken or missing file fails here
-    return [f"pages' files: {len(env.list_templates())} templates and the stylesheet in {app.HERE}"]
 
 
 def _tools() -> list[str]:
