@@ -28,6 +28,7 @@ from tests.fakes.registry_server import FakeRegistry, serve_registry
 from tests.helpers import start_service
 from tests.readiness.helpers import publish
 from tests.reliability.helpers import (
+    WRITTEN,
     Targets,
     assert_stopped,
     host_secret,
@@ -174,7 +175,12 @@ def test_readiness_and_the_candidate_comparison_run_a_hostile_new_suite_version_
     assert summary["suite_version"] == HOSTILE, summary
     assert list(summary["sets"]) == ["draft"], summary
     # 1. Its postinstall ran, in the install room: every attack failed.
-    assert_stopped(deployment.install_mark(HOSTILE))
+    mark = deployment.install_mark(HOSTILE)
+    assert_stopped(mark)
+    # Its write into the environments folder: as root the room's uid 65534 cannot write the folders bwrap made on
+    # the way to its install folder (root's); as an unprivileged watcher the room's user owns them, and the file
+    # lands on the room's own /tmp tmpfs (assert_stopped checked where), never in the host's folder.
+    assert mark["envs"].startswith("STOPPED" if os.geteuid() == 0 else WRITTEN), mark["envs"]
     # 2. Its CLI ran against each server for the new set, in a room whose one port leads to that server.
     results = store.get_kv(KV_RESULTS)["draft"]["servers"]
     for name in ("victim", "bystander"):
