@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.boundary.test_stdio_transport import _group_gone
 from watcher.boundary.stdio import STDOUT_LINE_BYTES, StdoutLineTooLong
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 from watcher.evaluation import harness
@@ -89,14 +90,6 @@ def _server(tmp_path: Path, marks: Path, at: str) -> list[str]:
     script = tmp_path / "endless_server.py"
     script.write_text(ENDLESS, encoding="utf-8")
     return [sys.executable, str(script), str(marks), str(GIVE_UP), at]
-
-
-def _group_gone(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return True
-    return False
 
 
 def _assert_cut_at_the_cap(marks: Path) -> None:

@@ -21,14 +21,13 @@ import pytest
 import yaml
 
 from tests.fakes.registry_server import serve_registry
-from tests.readiness.helpers import publish
+from tests.readiness.helpers import known_sdk, publish
 from tests.reliability.helpers import PACKAGE, node_server, pack, write_suite
 from tests.suites.helpers import CLOSED, ROOT
 from watcher.boundary import sandbox
 from watcher.config import load_config
 from watcher.core.clock import START_VARIABLE
 from watcher.core.store import Store
-from watcher.core.store_schema import VersionRow
 from watcher.readiness.cycle import check_readiness
 from watcher.readiness.view import KV_RESULTS
 from watcher.suites.state import REPORT_FILE
@@ -81,19 +80,7 @@ def test_a_readiness_pass_builds_its_server_through_the_egress_proxy_and_records
         (tmp_path / "watcher.yaml").write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
         loaded = load_config(tmp_path / "watcher.yaml", base_dir=ROOT)
         store = Store(tmp_path / "state" / "watcher.db")
-        store.add_version(
-            VersionRow(
-                sdk="python",
-                registry="pypi",
-                package="mcp",
-                version="2.3.0",
-                prerelease=0,
-                yanked=0,
-                published="2026-11-20T10:00:00Z",
-                first_seen="2026-11-20T10:05:00Z",
-                baseline=1,
-            )
-        )
+        known_sdk(store)
 
         summary = check_readiness(loaded, store, today=TODAY)
         tarball_requests = {path: n for path, n in registry.stats.by_path.items() if path.startswith("/tarballs/")}

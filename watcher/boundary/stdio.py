@@ -6,9 +6,8 @@ the memory-object streams `mcp.ClientSession` takes; a line that is no message r
 parse error (for the snapshot to report, masked; it is never logged here, it may carry a token). A line is
 held until its newline up to `STDOUT_LINE_BYTES`: a server that writes more without one has its group killed
 at once, the rest of its stdout dropped, and the transport ends with `StdoutLineTooLong` (the caller's result
-names it). Its
-stderr goes to the caller's file, bounded: the first `STDERR_HEAD_BYTES` as they come, of the rest the
-last `STDERR_TAIL_BYTES` once the server has ended (its last words are the evidence). The watcher decides
+names it). Its stderr goes to the caller's file, bounded: the first `STDERR_HEAD_BYTES` as they come, of the
+rest the last `STDERR_TAIL_BYTES` once the server has ended (its last words are the evidence). The watcher decides
 when it ends: when the session is done, stdin is closed, the server gets `EXIT_GRACE_SECONDS` to exit on
 its own, then its group gets SIGTERM, then SIGKILL, and whatever left the group is found by its mark and
 killed (`reaper.sweep`).
