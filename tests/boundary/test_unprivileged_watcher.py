@@ -3,14 +3,19 @@
 
 - a `check` cycle whose install step is outside code in an install room reaching out only through the egress
   proxy, with the refusals in the run report, the run page and `status` (tests/reliability/test_egress_audit.py);
+- a readiness pass: a new suite version installed and run against a server whose build installs through the
+  proxy, the refusal recorded in the readiness run's report (tests/reliability/test_readiness_egress.py); and
+  the hostile-suite readiness scene, a new suite version whose postinstall and CLI attack the deployment
+  (tests/reliability/test_hostile_suite.py, its first case). Its one write that succeeds unprivileged, into the
+  environments folder, is proven to land on the room's own /tmp tmpfs (the folders bwrap makes on the way to a
+  bind are the room user's own when the watcher is not root), not in the host's folder;
 - an evaluation (`eval`'s sides built in install rooms through the proxy and started in rooms, against the fake
   model provider: tests/evaluation/test_eval_e2e.py, one case);
 - the hostile sdist through real pip (tests/boundary/test_install_egress.py, its first case, which then runs
   as the unprivileged uid itself).
 
 The venv holds no copy of the product: a `.pth` names this checkout and the test venv's site-packages (built
-for the same CPython minor version), as an editable install would. A readiness pass is not part of it (see
-the report): tests/reliability/test_hostile_suite.py covers readiness in rooms as root.
+for the same CPython minor version), as an editable install would.
 """
 
 from __future__ import annotations
@@ -31,6 +36,9 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 NOBODY = 65534
 CASES = [
     "tests/reliability/test_egress_audit.py",
+    "tests/reliability/test_readiness_egress.py",
+    "tests/reliability/test_hostile_suite.py::"
+    "test_readiness_and_the_candidate_comparison_run_a_hostile_new_suite_version_in_rooms",
     "tests/evaluation/test_eval_e2e.py::test_an_unchanged_contract_gives_no_regression",
     "tests/boundary/test_install_egress.py::"
     "test_a_hostile_install_reaches_only_its_index_and_every_other_way_out_is_refused_and_recorded",
@@ -45,7 +53,7 @@ def _readable_by_anyone(path: Path) -> bool:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to run the watcher as another, unprivileged uid")
 @pytest.mark.skipif(not Path(SYSTEM_PYTHON).exists(), reason="no system Python at /usr/bin/python3")
-def test_an_unprivileged_watcher_runs_installs_through_the_proxy_a_check_and_an_evaluation_in_rooms() -> None:
+def test_an_unprivileged_watcher_runs_installs_through_the_proxy_a_check_readiness_and_an_evaluation_in_rooms() -> None:
     site = Path(sysconfig.get_paths()["purelib"])
     if shutil.which("setpriv") is None or not sandbox.choose("bubblewrap").active:
         pytest.skip("needs setpriv and a working bwrap")
@@ -78,7 +86,7 @@ def test_an_unprivileged_watcher_runs_installs_through_the_proxy_a_check_and_an_
     assert done.returncode == 0, out[-5000:]
     first = out.splitlines()[0]
     assert first.startswith(f"uid {NOBODY} caps 0000000000000000 tun ") and "/root" not in first, first
-    assert "4 passed" in out and "skipped" not in out, out[-3000:]
+    assert "6 passed" in out and "skipped" not in out, out[-3000:]
 
 
 _PROBE = """

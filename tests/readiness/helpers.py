@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.fakes.conformance_suite import pack
+from watcher.core.store import Store
+from watcher.core.store_schema import VersionRow
 from watcher.suites.judge.conformance import ConformanceTool
 
 PACKAGE = "@modelcontextprotocol/conformance"
@@ -76,3 +78,20 @@ def _manifest(tarball: Path) -> dict[str, Any]:
         assert member is not None
         data: dict[str, Any] = json.loads(member.read())
     return {k: v for k, v in data.items() if k not in ("readme",)}
+
+
+def known_sdk(store: Store, version: str = "2.3.0") -> None:
+    """The python SDK's `version` (mcp, a stable release) as the state knows it: the version readiness judges with."""
+    store.add_version(
+        VersionRow(
+            sdk="python",
+            registry="pypi",
+            package="mcp",
+            version=version,
+            prerelease=0,
+            yanked=0,
+            published="2026-11-20T10:00:00Z",
+            first_seen="2026-11-20T10:05:00Z",
+            baseline=1,
+        )
+    )

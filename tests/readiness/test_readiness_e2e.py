@@ -17,13 +17,12 @@ import yaml
 from starlette.testclient import TestClient
 
 from tests.fakes.registry_server import FakeRegistry, serve_registry
-from tests.readiness.helpers import pack_suite, publish
+from tests.readiness.helpers import known_sdk, pack_suite, publish
 from tests.suites.helpers import CONFORMANCE, ROOT, library_server, library_ts_server
 from watcher.boundary import sandbox
 from watcher.config import LoadedConfig, load_config
 from watcher.core.clock import START_VARIABLE
 from watcher.core.store import Store
-from watcher.core.store_schema import VersionRow
 from watcher.digest.build import build_digest
 from watcher.digest.markdown import render_markdown
 from watcher.ops.health import Readiness as ServiceReadiness
@@ -75,21 +74,6 @@ def config(folder: Path, registry: FakeRegistry) -> LoadedConfig:
     path = folder / "watcher.yaml"
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return load_config(path, base_dir=ROOT)
-
-
-def known_sdk(store: Store, version: str) -> None:
-    row = VersionRow(
-        sdk="python",
-        registry="pypi",
-        package="mcp",
-        version=version,
-        prerelease=0,
-        yanked=0,
-        published="2026-11-20T10:00:00Z",
-        first_seen="2026-11-20T10:05:00Z",
-        baseline=1,
-    )
-    store.add_version(row)
 
 
 def test_new_suite_version_starts_readiness_runs_for_every_server(

@@ -72,8 +72,23 @@ class Targets:
 ATTACK_JS = """
 const REPORT = {{ ran: true, pid: process.pid, uid: process.getuid() }};
 async function attempt(name, fn) {{
-  try {{ REPORT[name] = "DONE: " + String(await fn()).slice(0, 200); }}
-  catch (e) {{ REPORT[name] = "STOPPED: " + String(e && e.message).slice(0, 200); }}
+  try {{ REPORT[name] = "DONE: " + String(await fn()).slice(0, 500); }}
+  catch (e) {{ REPORT[name] = "STOPPED: " + String(e && e.message).slice(0, 500); }}
+}}
+function write(file) {{
+  // Where the file landed, as this process's mount namespace has it: the mount holding its folder.
+  fs.writeFileSync(file, "x");
+  const dir = path.dirname(file);
+  let landed = {{ file, point: "", type: "?", dev: fs.statSync(dir).dev }};
+  for (const line of fs.readFileSync("/proc/self/mountinfo", "utf8").split("\\n")) {{
+    const fields = line.split(" ");
+    const point = (fields[4] || "").replace(/\\\\040/g, " ");
+    const inside = dir === point || dir.startsWith(point === "/" ? "/" : point + "/");
+    if (inside && point.length >= landed.point.length) {{
+      landed = {{ ...landed, point, type: fields[fields.indexOf("-") + 1] }};
+    }}
+  }}
+  return "written " + JSON.stringify(landed);
 }}
 async function attack(T, mine) {{
   await attempt("token", () => fs.readFileSync(T.TOKEN, "utf8"));
@@ -89,9 +104,9 @@ async function attack(T, mine) {{
     new DatabaseSync(T.DB).exec("create table pwned (x text)");
     return "table written";
   }});
-  await attempt("state_folder", () => {{ fs.writeFileSync(path.join(T.STATE, "pwned.txt"), "x"); return "written"; }});
-  await attempt("runs", () => {{ fs.writeFileSync(path.join(T.RUNS, "pwned.txt"), "x"); return "written"; }});
-  await attempt("envs", () => {{ fs.writeFileSync(path.join(T.ENVS, "pwned.txt"), "x"); return "written"; }});
+  await attempt("state_folder", () => write(path.join(T.STATE, "pwned.txt")));
+  await attempt("runs", () => write(path.join(T.RUNS, "pwned.txt")));
+  await attempt("envs", () => write(path.join(T.ENVS, "pwned.txt")));
   await attempt("host_proc", () => {{
     let seen = 0;
     for (const pid of fs.readdirSync("/proc").filter((p) => /^\\d+$/.test(p))) {{
@@ -188,6 +203,30 @@ def read_mark(path: Path) -> dict[str, str]:
 
 
 def assert_stopped(mark: dict[str, str], *extra: str) -> None:
-    """Every attack of the mark failed."""
+    """Every attack of the mark failed, or (a write) landed in the room's own scratch (`assert_in_room_scratch`)."""
     for name in (*ATTACKS, *extra):
-        assert str(mark.get(name, "")).startswith("STOPPED"), (name, mark)
+        value = str(mark.get(name, ""))
+        if name in WRITES and value.startswith(WRITTEN):
+            assert_in_room_scratch(name, value.removeprefix(WRITTEN))
+        else:
+            assert value.startswith("STOPPED"), (name, mark)
+
+
+WRITES = ("state_folder", "runs", "envs")
+"""The attacks that write a file into a deployment folder."""
+WRITTEN = "DONE: written "
+ROOM_SCRATCH = ("/", "/tmp")
+"""The room's own tmpfs mounts: bwrap's new root and its `--tmpfs /tmp` (sandbox.py), gone when the room ends."""
+
+
+def assert_in_room_scratch(name: str, landed_json: str) -> None:
+    """A write that succeeded went onto a tmpfs of the room's own, not into the deployment's folder: the folder
+    it wrote into is one bwrap made on the way to a bind (the folders on the way to an install folder, when the
+    watcher is not root the room's user owns them: tmpfs, another device than the host's folder), and the file is
+    not on the host."""
+    landed = json.loads(landed_json)
+    host_file = Path(landed["file"])
+    assert landed["type"] == "tmpfs" and landed["point"] in ROOM_SCRATCH, (name, landed)
+    assert not host_file.exists(), (name, f"{host_file} is on the host")
+    host_folder = next(p for p in host_file.parents if p.exists())
+    assert host_folder.stat().st_dev != landed["dev"], (name, landed, f"the same device as the host's {host_folder}")

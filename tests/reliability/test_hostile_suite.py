@@ -26,8 +26,9 @@ import yaml
 
 from tests.fakes.registry_server import FakeRegistry, serve_registry
 from tests.helpers import start_service
-from tests.readiness.helpers import publish
+from tests.readiness.helpers import known_sdk, publish
 from tests.reliability.helpers import (
+    WRITTEN,
     Targets,
     assert_stopped,
     host_secret,
@@ -42,7 +43,6 @@ from watcher.boundary import sandbox
 from watcher.config import LoadedConfig, load_config
 from watcher.core.clock import START_VARIABLE
 from watcher.core.store import Store
-from watcher.core.store_schema import VersionRow
 from watcher.readiness.cycle import check_readiness
 from watcher.readiness.view import KV_RESULTS
 from watcher.suites.judge import baseline as baseline_command
@@ -138,22 +138,6 @@ def deployment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Depl
         yield Deployment(tmp_path, registry, port, held)
 
 
-def _known_sdk(store: Store) -> None:
-    store.add_version(
-        VersionRow(
-            sdk="python",
-            registry="pypi",
-            package="mcp",
-            version="2.3.0",
-            prerelease=0,
-            yanked=0,
-            published="2026-11-20T10:00:00Z",
-            first_seen="2026-11-20T10:05:00Z",
-            baseline=1,
-        )
-    )
-
-
 def _report(run_dir: str | Path) -> dict[str, Any]:
     report: dict[str, Any] = json.loads((Path(run_dir) / REPORT_FILE).read_text(encoding="utf-8"))
     return report
@@ -166,7 +150,7 @@ def test_readiness_and_the_candidate_comparison_run_a_hostile_new_suite_version_
     expected.parent.mkdir()
     expected.write_text("server: []\n", encoding="utf-8")
     store = Store(deployment.state)
-    _known_sdk(store)
+    known_sdk(store)
     tables, state_folder = deployment.tables(), deployment.state_folder()
 
     summary = check_readiness(loaded, store, today=TODAY)
@@ -174,7 +158,12 @@ def test_readiness_and_the_candidate_comparison_run_a_hostile_new_suite_version_
     assert summary["suite_version"] == HOSTILE, summary
     assert list(summary["sets"]) == ["draft"], summary
     # 1. Its postinstall ran, in the install room: every attack failed.
-    assert_stopped(deployment.install_mark(HOSTILE))
+    mark = deployment.install_mark(HOSTILE)
+    assert_stopped(mark)
+    # Its write into the environments folder: as root the room's uid 65534 cannot write the folders bwrap made on
+    # the way to its install folder (root's); as an unprivileged watcher the room's user owns them, and the file
+    # lands on the room's own /tmp tmpfs (assert_stopped checked where), never in the host's folder.
+    assert mark["envs"].startswith("STOPPED" if os.geteuid() == 0 else WRITTEN), mark["envs"]
     # 2. Its CLI ran against each server for the new set, in a room whose one port leads to that server.
     results = store.get_kv(KV_RESULTS)["draft"]["servers"]
     for name in ("victim", "bystander"):

@@ -3,9 +3,11 @@
 The server leads its own process group (inside its room when the caller's command comes wrapped by
 `Sandbox.wrap`) and carries the reaper's mark. Its stdout is read as JSON-RPC messages, one a line, into
 the memory-object streams `mcp.ClientSession` takes; a line that is no message reaches the session as its
-parse error (for the snapshot to report, masked; it is never logged here, it may carry a token). Its
-stderr goes to the caller's file, bounded: the first `STDERR_HEAD_BYTES` as they come, of the rest the
-last `STDERR_TAIL_BYTES` once the server has ended (its last words are the evidence). The watcher decides
+parse error (for the snapshot to report, masked; it is never logged here, it may carry a token). A line is
+held until its newline up to `STDOUT_LINE_BYTES`: a server that writes more without one has its group killed
+at once, the rest of its stdout dropped, and the transport ends with `StdoutLineTooLong` (the caller's result
+names it). Its stderr goes to the caller's file, bounded: the first `STDERR_HEAD_BYTES` as they come, of the
+rest the last `STDERR_TAIL_BYTES` once the server has ended (its last words are the evidence). The watcher decides
 when it ends: when the session is done, stdin is closed, the server gets `EXIT_GRACE_SECONDS` to exit on
 its own, then its group gets SIGTERM, then SIGKILL, and whatever left the group is found by its mark and
 killed (`reaper.sweep`).
@@ -31,6 +33,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.message import SessionMessage
 
 from watcher.boundary import reaper
+from watcher.core.errors import WatcherError
 
 EXIT_GRACE_SECONDS = 0.5
 """How long a server gets to exit by itself once its stdin is closed, before its group gets SIGTERM.
@@ -48,6 +51,10 @@ SETTLE_SECONDS = 0.25
 """After the group is gone, how long the processes of its room (another session, ended by bwrap's
 `--die-with-parent`) get to die before the sweep kills them as left behind."""
 POLL_SECONDS = 0.01
+STDOUT_LINE_BYTES = 8 * 1024 * 1024
+"""The longest stdout line (one JSON-RPC message) a server may write: 8 MiB. The largest answers in the recorded
+real servers' snapshots are tools/list pages of about 170 KB (notion 2.5.2, as stored: indented); a tool's result
+in an evaluation carrying an image is a few MiB at most. Past it the line is no message the watcher will read."""
 STDERR_HEAD_BYTES = 256 * 1024
 """How much of a server's stderr reaches the caller's file as it is written."""
 STDERR_TAIL_BYTES = 16 * 1024
@@ -58,6 +65,17 @@ safe set, which docs/snapshot.md promises)."""
 
 ReadStream = MemoryObjectReceiveStream[SessionMessage | Exception]
 WriteStream = MemoryObjectSendStream[SessionMessage]
+
+
+class StdoutLineTooLong(WatcherError):
+    """A stdio server wrote more than `STDOUT_LINE_BYTES` on stdout without a newline: it was read no further
+    and ended (its answer, if it was one, is lost: the session ends with this error)."""
+
+    def __init__(self, limit: int = STDOUT_LINE_BYTES) -> None:
+        super().__init__(
+            f"the server wrote more than {limit // (1024 * 1024)} MiB on stdout without a newline "
+            "(no JSON-RPC message is that long): it was read no further and ended"
+        )
 
 
 def client_env(given: Mapping[str, str] | None) -> dict[str, str]:
@@ -98,12 +116,19 @@ async def stdio_transport(
     async def read_stdout() -> None:
         assert process.stdout is not None
         try:
-            async with to_session:
-                await _deliver_lines(process.stdout, to_session)
+            await _deliver_lines(process.stdout, to_session)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
             pass  # the session or our own shutdown closed a stream under the read
-        finally:
-            await _drain(process.stdout)
+        except StdoutLineTooLong:
+            # Its answer is lost anyway: the group is killed at once (no grace: it would write on), what is still
+            # in the pipe is dropped (by a drain of its own: this task must end now). Raised, the error cancels the
+            # session, which must not see its stream end first (it would report a closed connection); the block's
+            # end sweeps what is left of the server and hands the error to the caller.
+            _signal_group(process.pid, signal.SIGKILL)
+            tasks.start_soon(_drain, process.stdout)
+            raise
+        await to_session.aclose()
+        await _drain(process.stdout)
 
     async def write_stdin() -> None:
         assert process.stdin is not None
@@ -148,16 +173,27 @@ async def stdio_transport(
             tasks.cancel_scope.cancel()
 
 
-async def _deliver_lines(stdout: ByteReceiveStream, to_session: MemoryObjectSendStream[Any]) -> None:
-    """Each line of `stdout` to the session as a message, or as the error that it is none."""
-    # "replace": bytes that are no UTF-8 make a line to report, not a decoding error that ends the session.
-    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    buffer = ""
+async def _deliver_lines(
+    stdout: ByteReceiveStream, to_session: MemoryObjectSendStream[Any], limit: int = STDOUT_LINE_BYTES
+) -> None:
+    """Each line of `stdout` to the session as a message, or as the error that it is none; StdoutLineTooLong
+    once a line passes `limit` bytes (what is held is the line so far: never more than `limit` and a chunk)."""
+    held: list[bytes] = []  # the line so far (a newline byte is never part of a multi-byte UTF-8 character)
+    size = 0
     async for chunk in stdout:
-        lines = (buffer + decoder.decode(chunk)).split("\n")
-        buffer = lines.pop()
-        for line in lines:
-            await to_session.send(parse_line(line))
+        *ends, rest = chunk.split(b"\n")
+        for end in ends:
+            if size + len(end) > limit:
+                raise StdoutLineTooLong(limit)
+            line = b"".join([*held, end])
+            held, size = [], 0
+            # "replace": bytes that are no UTF-8 make a line to report, not a decoding error that ends the session.
+            await to_session.send(parse_line(line.decode("utf-8", errors="replace")))
+        size += len(rest)
+        if size > limit:
+            raise StdoutLineTooLong(limit)
+        if rest:
+            held.append(rest)
 
 
 async def _copy_bounded(stderr: ByteReceiveStream, errlog: TextIO) -> None:

@@ -26,6 +26,8 @@
     ├── UsageError                bad command-line input (watcher.contract.credentials)
     ├── DeliveryError             Slack or a webhook refused a message or could not be reached
     │                             (watcher.notify.delivery)
+    ├── StdoutLineTooLong         a stdio server wrote a stdout line past its cap; it was ended
+    │                             (watcher.boundary.stdio)
     ├── BacktestError             a backtest cannot start: the SDK's history is unreadable or the period
     │                             holds no version (watcher.backtest.replay)
     └── PollFailed                every source of a scheduled poll failed (the job is retried)

@@ -25,7 +25,7 @@ from mcp.client import Transport
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from watcher.boundary.stdio import stdio_transport
+from watcher.boundary.stdio import StdoutLineTooLong, stdio_transport
 from watcher.evaluation.providers import Provider, ProviderError, ToolCall, ToolOutcome, ToolSpec
 from watcher.evaluation.settings import EvaluationBudget
 from watcher.evaluation.tasks import Task
@@ -267,50 +267,60 @@ async def run_pairs(
     run = PairedRun()
     plan = [(task, k) for task in tasks for k in range(trials)]
     done = 0
-    async with AsyncExitStack() as stack:
-        clients: dict[str, Client] = {}
-        tools: dict[str, list[ToolSpec]] = {}
-        for side in SIDES:
-            try:
-                clients[side] = await stack.enter_async_context(connect(targets[side], timeout))
-                tools[side] = await list_tools(clients[side])
-            except Exception as exc:  # the server under this version cannot be talked to: nothing measured
-                run.stopped = f"the {side} server ({targets[side].version}) could not be reached: {exc}"
-                run.stop_kind = "server_gone"
-                break
-            run.tools[side] = [t.name for t in tools[side]]
-        while run.stopped is None and done < len(plan):
-            if cancel is not None and cancel.is_set():
-                run.stopped, run.stop_kind = "cancelled", "cancelled"
-                break
-            tokens = sum(t.input_tokens + t.output_tokens for t in run.trials)
-            reason = _over_budget(budget, len(run.trials), tokens)
-            if reason:
-                run.stopped, run.stop_kind = reason, "budget"
-                break
-            task, k = plan[done]
+    try:
+        async with AsyncExitStack() as stack:
+            clients: dict[str, Client] = {}
+            tools: dict[str, list[ToolSpec]] = {}
             for side in SIDES:
                 try:
-                    result = await run_trial(
-                        clients[side],
-                        tools[side],
-                        provider,
-                        task,
-                        side=side,
-                        index=k,
-                        max_steps=max_steps,
-                        timeout=timeout,
-                    )
-                except TrialStopped as stop:
-                    if stop.trial is not None:
-                        run.trials.append(stop.trial)
-                    run.stopped, run.stop_kind = f"{side} {task.id} trial {k + 1}: {stop}", stop.kind
+                    clients[side] = await stack.enter_async_context(connect(targets[side], timeout))
+                    tools[side] = await list_tools(clients[side])
+                except Exception as exc:  # the server under this version cannot be talked to: nothing measured
+                    run.stopped = f"the {side} server ({targets[side].version}) could not be reached: {_why(exc)}"
+                    run.stop_kind = "server_gone"
                     break
-                run.trials.append(result)
-            else:
-                done += 1
+                run.tools[side] = [t.name for t in tools[side]]
+            while run.stopped is None and done < len(plan):
+                if cancel is not None and cancel.is_set():
+                    run.stopped, run.stop_kind = "cancelled", "cancelled"
+                    break
+                tokens = sum(t.input_tokens + t.output_tokens for t in run.trials)
+                reason = _over_budget(budget, len(run.trials), tokens)
+                if reason:
+                    run.stopped, run.stop_kind = reason, "budget"
+                    break
+                task, k = plan[done]
+                for side in SIDES:
+                    try:
+                        result = await run_trial(
+                            clients[side],
+                            tools[side],
+                            provider,
+                            task,
+                            side=side,
+                            index=k,
+                            max_steps=max_steps,
+                            timeout=timeout,
+                        )
+                    except TrialStopped as stop:
+                        if stop.trial is not None:
+                            run.trials.append(stop.trial)
+                        run.stopped, run.stop_kind = f"{side} {task.id} trial {k + 1}: {stop}", stop.kind
+                        break
+                    run.trials.append(result)
+                else:
+                    done += 1
+    except* StdoutLineTooLong as ended:  # raised by a stdio server's transport, ending the session under way
+        run.stopped, run.stop_kind = f"a server was ended: {ended.exceptions[0]}", "server_gone"
     run.not_measured = _not_measured(plan[done:], trials, run.stopped or "")
     return run
+
+
+def _why(exc: BaseException) -> str:
+    """An exception's text; a task group's is its leaves' (a stdio transport's StdoutLineTooLong among them)."""
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(dict.fromkeys(_why(inner) for inner in exc.exceptions))
+    return str(exc)
 
 
 def _not_measured(rest: Sequence[tuple[Task, int]], trials: int, reason: str) -> list[dict[str, Any]]:
