@@ -69,6 +69,10 @@ one for a report of its own. Each is drawn under its Python base, with its modul
     ├── LocatedError              a validator points its error at another place of the document
     │                             (watcher.core.configfile)
     ├── ManifestError             a manifest its own parser refuses (watcher.repos.detect)
+    ├── ReportError               a stored run report or CI artifact of no known report shape, the field named
+    │                             (watcher.core.run_report)
+    ├── StoredEventError          a stored release event of no known shape, its key and field named
+    │                             (watcher.sources.events)
     └── UnsafeVersion             a version from outside that may not be run (watcher.sources.versions)
     MarkedYAMLError
     └── YamlRefused               a document the one YAML reader does not take: an alias, past a cap
