@@ -32,7 +32,7 @@ from watcher.readiness.cycle import check_readiness
 from watcher.readiness.view import KV_RESULTS
 from watcher.suites.state import REPORT_FILE
 
-pytestmark = [pytest.mark.xdist_group("hostile-suite"), pytest.mark.timeout(600)]
+pytestmark = [pytest.mark.timeout(600)]
 TODAY = date(2026, 12, 1)
 PINNED, NEW = "1.0.0", "1.1.0"
 METADATA = "http://169.254.169.254/latest/meta-data/"
