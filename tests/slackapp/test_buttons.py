@@ -118,17 +118,51 @@ def _minimal_status(section: dict) -> dict:
     }
 
 
-def test_a_rerun_result_is_a_new_reply_and_a_muted_teams_result_is_not_sent(tmp_path, monkeypatch):
+def _record_version(store: Store, sdk: str, version: str, *, prerelease: bool) -> None:
+    from watcher.core.store_schema import VersionRow
+
+    row = VersionRow(
+        sdk=sdk,
+        registry="pypi",
+        package="mcp",
+        version=version,
+        prerelease=int(prerelease),
+        yanked=0,
+        published=None,
+        first_seen="2026-11-30T00:00:00+00:00",
+        baseline=0,
+    )
+    store.add_version(row)
+
+
+def test_a_rerun_result_is_a_new_reply_and_a_muted_teams_prerelease_result_is_not_sent(tmp_path, monkeypatch):
     from watcher.core.store_schema import Notice
 
     with pinned_clock(monkeypatch):
         store = Store(tmp_path / "s.db")
+        _record_version(store, "python", "2.4.0b1", prerelease=True)
         notice = Notice(f"run:{SERVER}:{VERSION}:books", "books", "#books-mcp", "suite_result", "t", [])
         now = utcnow()
-        assert records.result_after_slack(store, notice, "python", "release:python:2.4.0b1", now) == notice
-        rerun = records.result_after_slack(store, notice, "python", records.rerun_trigger(5), now)
+        trigger = "release:python:2.4.0b1"
+        assert records.result_after_slack(store, notice, "python", "2.4.0b1", trigger, now) == notice
+        rerun = records.result_after_slack(store, notice, "python", "2.4.0b1", records.rerun_trigger(5), now)
         assert rerun is not None and rerun.key == f"run:{SERVER}:{VERSION}:books:slack-rerun:5"
         records.add_mute(store, "books", "python", "mcp", now.replace(year=2027), Actor("U1", "a"), 1)
-        assert records.result_after_slack(store, notice, "python", "release:python:2.4.0b1", now) is None
-        assert records.result_after_slack(store, notice, "python", records.rerun_trigger(6), now) is not None
-        assert records.result_after_slack(store, notice, "typescript", None, now) == notice
+        assert records.result_after_slack(store, notice, "python", "2.4.0b1", trigger, now) is None
+        assert records.result_after_slack(store, notice, "python", "2.4.0b1", records.rerun_trigger(6), now) is not None
+        assert records.result_after_slack(store, notice, "typescript", "2.4.0b1", None, now) == notice
+
+
+def test_a_mute_of_the_sdk_line_never_silences_a_final_release_or_a_version_never_polled(tmp_path, monkeypatch):
+    from watcher.core.store_schema import Notice
+
+    with pinned_clock(monkeypatch):
+        store = Store(tmp_path / "s.db")
+        _record_version(store, "python", "2.4.0", prerelease=False)
+        notice = Notice(f"run:{SERVER}:2.4.0:books", "books", "#books-mcp", "suite_result", "t", [])
+        now = utcnow()
+        records.add_mute(store, "books", "python", "mcp", now.replace(year=2027), Actor("U1", "a"), 1)
+        assert records.result_after_slack(store, notice, "python", "2.4.0", "release:python:2.4.0", now) == notice
+        assert records.result_after_slack(store, notice, "python", "2.5.0rc1", None, now) == notice
+        assert store.is_prerelease("python", "2.4.0") is False
+        assert store.is_prerelease("python", "2.5.0rc1") is None

@@ -173,6 +173,12 @@ class Store(ClusterTables, DecisionTables, BacktestTables):
         rows = self.db.query("select * from versions where sdk = ? order by first_seen, version", [sdk])
         return [cast(VersionRow, row) for row in rows]
 
+    def is_prerelease(self, sdk: str, version: str) -> bool | None:
+        """Whether a version the watcher recorded is a pre-release (None: a version it never saw)."""
+        query = "select prerelease from versions where sdk = ? and version = ? limit 1"
+        rows = list(self.db.query(query, [sdk, version]))
+        return bool(rows[0]["prerelease"]) if rows else None
+
     def add_version(self, row: VersionRow) -> None:
         with self._lock:
             self.db.table("versions").insert(dict(row))

@@ -139,12 +139,15 @@ def is_rerun_trigger(trigger: str | None) -> bool:
     return (trigger or "").startswith("slack-rerun:")
 
 
-def result_after_slack(store: Store, notice: Notice, sdk: str, trigger: str | None, moment: datetime) -> Notice | None:
+def result_after_slack(
+    store: Store, notice: Notice, sdk: str, version: str, trigger: str | None, moment: datetime
+) -> Notice | None:
     """A suite result as Slack actions shape it: a rerun asked for in Slack gets a key of its own (a new reply
-    in the same thread; the first result keeps its key), and a team that muted the SDK gets none (None)."""
+    in the same thread; the first result keeps its key), and a team that muted the SDK's pre-releases gets none
+    for a pre-release (None). A mute silences a beta line, never a final release nor a version never polled."""
     if is_rerun_trigger(trigger):
         return dataclasses.replace(notice, key=f"{notice.key}:{trigger}")
-    if muted_until(store, notice.team, sdk, moment) is not None:
+    if store.is_prerelease(sdk, version) and muted_until(store, notice.team, sdk, moment) is not None:
         return None
     return notice
 

@@ -203,7 +203,7 @@ def _conclude(
     except ConfigError as exc:
         log.warning("no notice for run %s: %s", run["id"], exc, extra={"server": run["server"], "run_id": run["id"]})
         return outcome
-    slack_notice = result_after_slack(store, notice, run["sdk"], run.get("trigger"), clock.now())
+    slack_notice = result_after_slack(store, notice, run["sdk"], run["sdk_version"], run.get("trigger"), clock.now())
     if slack_notice is None:
         log.info("result of run %s not sent: %s is muted for team %s from Slack", run["id"], run["sdk"], notice.team)
         _enqueue_all(store, [c for c in clustered if c.team != notice.team])
