@@ -51,6 +51,19 @@ def write_config(tmp_path: Path):
     return write
 
 
+@pytest.fixture(scope="session")
+def sdk_envs(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """One `suites.envs_dir` for the whole session, every xdist worker's too, for the modules that only need
+    an SDK environment built (not those that test building, caching or sealing one). Sharing it is safe and
+    keeps no order between tests: an environment's folder is named by its server, SDK version and a hash of
+    what it is built from (files, SDK, runtime), one builder at a time holds its file lock, and a run uses it
+    only once its marker is written and its sealed digest still matches (`watcher/suites/build/env.py`)."""
+    base = tmp_path_factory.getbasetemp()
+    folder = (base if worker_id == "master" else base.parent) / "sdk-envs"  # a worker's is <session>/<worker>
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault("MPLBACKEND", "Agg")
 

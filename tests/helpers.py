@@ -40,7 +40,9 @@ class ServiceProcess:
     def get(self, path: str) -> httpx.Response:
         return httpx.get(self.base + path, timeout=5)
 
-    def wait_http(self, timeout: float = 30) -> None:
+    def wait_http(self, timeout: float = 120) -> None:
+        # 120: on a loaded machine (load 14, three clock runs side by side) a start took over 30 s; a service
+        # that exits is seen at once, one that hangs still fails here.
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -9,8 +9,10 @@ the monotonic clock that thread waits use, which stalls APScheduler; time-machin
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -36,30 +38,56 @@ DATE_SENSITIVE = [
 (tests/test_crash_safety.py) pin the clock the same way through tests/helpers.py."""
 
 
-@pytest.mark.parametrize("instant", INSTANTS.values(), ids=list(INSTANTS))
-def test_the_date_sensitive_tests_pass_at(instant: str, tmp_path: Path) -> None:
-    env = {
+def _clock_env(instant: str) -> dict[str, str]:
+    return {
         **os.environ,
         "MCP_WATCHER_TEST_WALL_CLOCK": instant,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(SHIM), os.environ.get("PYTHONPATH")])),
     }
-    probe = subprocess.run(
-        [sys.executable, "-c", "import datetime; print(datetime.datetime.now(datetime.timezone.utc).isoformat())"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert probe.stdout.startswith(instant[:10]), f"the shim did not move the clock: {probe.stdout}{probe.stderr}"
-    result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0", "--basetemp", str(tmp_path)]
-        + DATE_SENSITIVE,
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    summary = result.stdout.strip().splitlines()[-1] if result.stdout.strip() else ""
-    assert result.returncode == 0, f"at {instant}: {summary}\n{result.stdout[-6000:]}\n{result.stderr[-2000:]}"
-    assert " passed" in summary and "failed" not in summary, summary
+
+
+@pytest.mark.timeout(1800)  # three runs of about 250 s each, side by side, on a loaded machine
+def test_the_date_sensitive_tests_pass_at_each_instant(tmp_path: Path) -> None:
+    # One serial run of every date-sensitive module per instant, the three side by side: much of a run is
+    # waiting on the services it starts, so together they take little more than the longest one alone.
+    for instant in INSTANTS.values():
+        probe = subprocess.run(
+            [sys.executable, "-c", "import datetime; print(datetime.datetime.now(datetime.timezone.utc).isoformat())"],
+            env=_clock_env(instant),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert probe.stdout.startswith(instant[:10]), f"the shim did not move the clock: {probe.stdout}{probe.stderr}"
+    runs: dict[str, tuple[subprocess.Popen[bytes], Path]] = {}
+    try:
+        for name, instant in INSTANTS.items():
+            folder = tmp_path / name
+            folder.mkdir()
+            with open(folder / "output", "wb") as output:  # a file, not a pipe: no run waits on a full one
+                runs[name] = (
+                    subprocess.Popen(
+                        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "0"]
+                        + ["--basetemp", str(folder / "temp")]
+                        + DATE_SENSITIVE,
+                        cwd=ROOT,
+                        env=_clock_env(instant),
+                        stdout=output,
+                        stderr=subprocess.STDOUT,
+                        start_new_session=True,  # its own group, stopped as one below if it overruns
+                    ),
+                    folder / "output",
+                )
+        deadline = time.monotonic() + 1500  # a hung run fails here, stopped with its children
+        for process, _ in runs.values():
+            process.wait(timeout=max(1.0, deadline - time.monotonic()))
+    finally:
+        for process, _ in runs.values():
+            if process.poll() is None:
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+    for name, (process, output) in runs.items():
+        text = output.read_text(errors="replace").strip()
+        summary = text.splitlines()[-1] if text else ""
+        assert process.returncode == 0, f"at {INSTANTS[name]} ({name}): {summary}\n{text[-6000:]}"
+        assert " passed" in summary and "failed" not in summary, f"{name}: {summary}"

@@ -161,12 +161,12 @@ def _server_under_test_started(runs: Path) -> bool:
 
 
 @pytest.mark.slow
-def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_config, tmp_path):
+def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_config, tmp_path, sdk_envs):
     """A release its team tests appears, its suite run starts a real server; the watcher dies; the restart
     cleans up and reruns."""
     history = McpHistory(world["page"])
     history.before("2.3.0")
-    shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", tmp_path / "envs"))
+    shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", sdk_envs))
     server = library_server(requirements=["2025-11-25"])
     config = make_config(
         world,
@@ -233,12 +233,12 @@ def test_kill_mid_suite_leaves_no_orphans_and_the_run_is_redone(world, write_con
 
 
 @pytest.mark.slow
-def test_a_beta_seen_by_poll_gets_one_threaded_result_even_across_a_sigterm(world, write_config, tmp_path):
+def test_a_beta_seen_by_poll_gets_one_threaded_result_even_across_a_sigterm(world, write_config, tmp_path, sdk_envs):
     """mcp 2.0.0rc1 appears: alert, suite run on the real SDK beta; SIGTERM mid-run records it as interrupted
     and kills its processes; the next start reruns it and replies once in the alert's thread."""
     history = McpHistory(world["page"])
     history.before("2.0.0rc1")
-    shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", tmp_path / "envs"))
+    shared_envs = Path(os.environ.get("MCP_WATCHER_TEST_ENVS", sdk_envs))
     config = make_config(
         world,
         write_config,

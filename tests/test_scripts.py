@@ -146,7 +146,8 @@ def test_a_test_that_needs_the_sandbox_fails_under_ci_instead_of_skipping(tmp_pa
     if ci:
         env["CI"] = "true"
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", str(tmp_path / "test_needs.py")],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", "--basetemp", str(tmp_path / "temp")]
+        + [str(tmp_path / "test_needs.py")],
         cwd=tmp_path,
         env=env,
         capture_output=True,

@@ -47,9 +47,13 @@ def test_the_tests_of_one_group_run_on_one_worker_and_share_its_module_fixture(t
     (project / "test_grouped.py").write_text(GROUPED)
     (project / "test_free.py").write_text(UNGROUPED)
     env = {**os.environ, "OUT": str(out), "PYTHONPATH": str(ROOT)}
+    # A temp folder of its own: without one, the nested controller makes a numbered folder in the shared
+    # temp root and, as it exits, deletes the unlocked older ones (whole earlier suite runs, GBs of SDK
+    # environments): under load that took this 8-test run past its time-out.
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "tests.xdist_groups", "-p", "no:cacheprovider", "-q"]
-        + ["-n", "2", "--dist", "loadgroup", "--rootdir", str(project), str(project)],
+        + ["-n", "2", "--dist", "loadgroup", "--rootdir", str(project), "--basetemp", str(tmp_path / "temp")]
+        + [str(project)],
         cwd=project,
         env=env,
         capture_output=True,
@@ -76,3 +80,15 @@ def test_each_group_is_one_module_whose_tests_share_a_module_fixture() -> None:
         assert len(set(paths)) == 1, f"group {name!r} spans {sorted({str(p.relative_to(ROOT)) for p in paths})}"
         text = paths[0].read_text(encoding="utf-8")
         assert 'scope="module"' in text, f"{paths[0].relative_to(ROOT)}: group {name!r} shares no module fixture"
+
+
+def test_every_nested_pytest_run_has_a_temp_folder_of_its_own() -> None:
+    # A nested pytest without --basetemp cleans the shared temp root of other runs' folders on exit.
+    starts = 0
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r'sys\.executable, "-m", "pytest"', text):
+            starts += 1
+            call = text[match.start() : text.find("\n    )", match.start())]
+            assert '"--basetemp"' in call, f"{path.relative_to(ROOT)}: a nested pytest without --basetemp"
+    assert starts >= 3, "the reader found too few nested pytest runs: it is broken"

@@ -52,7 +52,7 @@ def notes_server(name: str, project: str, module: str, **overrides: Any) -> dict
         "start": ["python", "-m", module, "--port", "{port}"],
         "baseline_sdk_version": "1.27.2",
         "requirements": [],
-        "timeouts": {"install": 300, "start": 30, "suite": 120, "snapshot": 30},
+        "timeouts": {"install": 300, "start": 30, "suite": 120, "snapshot": 120},
     }
     return {**server, **overrides}
 

@@ -214,7 +214,7 @@ def test_an_interrupted_backtest_resumes_without_rerunning_finished_versions(tmp
     gate.write_text("2.0.0b1")
     server = fastmcp_server(
         start=["python", "-c", GATED_START, "{version}", "{port}", str(gate)],
-        timeouts={"install": 300, "start": 600, "suite": 120, "snapshot": 30},
+        timeouts={"install": 300, "start": 600, "suite": 120, "snapshot": 120},
     )
     # Without a room, so that the held server can say it was reached (and the test see its PID).
     loaded = write_config(tmp_path, registry.url("pypi/simple"), [server], envs, sandbox="off", concurrency=1)

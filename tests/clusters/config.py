@@ -35,7 +35,7 @@ def server_entry(name: str, team: str, project: Path, start: list[str]) -> dict[
         "start": start,
         "baseline_sdk_version": "1.27.2",
         "requirements": [],
-        "timeouts": {"install": 300, "start": 30, "suite": 120, "snapshot": 30},
+        "timeouts": {"install": 300, "start": 30, "suite": 120, "snapshot": 120},
     }
 
 

@@ -14,7 +14,7 @@ from watcher.evaluation.run import run_evaluation
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
 
-def test_the_example_server_on_two_published_sdk_versions(tmp_path: Path):
+def test_the_example_server_on_two_published_sdk_versions(tmp_path: Path, sdk_envs: Path):
     with FakeProvider() as fake:
         evaluation = {
             "tasks": "eval-tasks.yaml",
@@ -23,7 +23,7 @@ def test_the_example_server_on_two_published_sdk_versions(tmp_path: Path):
             "api_url": fake.base,
             "trials": 1,
         }
-        loaded = write_config(tmp_path, [library_server(evaluation=evaluation)], tmp_path / "envs")
+        loaded = write_config(tmp_path, [library_server(evaluation=evaluation)], sdk_envs)
         report = run_evaluation(loaded, "library", "2.2.0", environ={"EVAL_TEST_API_KEY": "sk-test-real"})
     assert report["error"] is None, report["error"]
     assert report["tasks_file"] == str(LIBRARY / "eval-tasks.yaml")

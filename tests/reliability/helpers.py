@@ -166,7 +166,7 @@ def node_server(folder: Path, name: str) -> dict[str, object]:
         "env": {"SERVER_NAME": name},
         "baseline_sdk_version": "2.3.0",
         "requirements": ["2025-11-25"],
-        "timeouts": {"install": 120, "start": 30, "suite": 60, "snapshot": 30},
+        "timeouts": {"install": 120, "start": 30, "suite": 60, "snapshot": 120},
     }
 
 

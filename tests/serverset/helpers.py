@@ -43,7 +43,7 @@ def server_entry(name: str, tool: str) -> str:
     requirements: []
     client_profiles: [typical]
     baseline_snapshot: {name}/baseline-snapshot
-    timeouts: {{install: 60, start: 30, snapshot: 30}}
+    timeouts: {{install: 60, start: 30, snapshot: 120}}
 """
 
 

@@ -70,7 +70,7 @@ def fixture_server(name: str, project: str, start: list[str], **overrides: Any) 
         "start": start,
         "baseline_sdk_version": "2.3.0",
         "requirements": [],
-        "timeouts": {"install": 300, "start": 30, "suite": 120, "snapshot": 30},
+        "timeouts": {"install": 300, "start": 30, "suite": 120, "snapshot": 120},
     }
     return {**server, **overrides}
 

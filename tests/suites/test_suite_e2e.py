@@ -52,8 +52,8 @@ REPORT_KEYS = {
 
 
 @pytest.fixture(scope="module")
-def envs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("suite-envs")
+def envs(sdk_envs: Path) -> Path:
+    return sdk_envs  # the session's: other modules build the same library environments
 
 
 def expected_verdict(report: dict) -> str:
@@ -325,7 +325,7 @@ def test_without_a_stored_baseline_one_is_taken_under_the_baseline_version_and_c
     assert second["contract"]["changes"] == first["contract"]["changes"]
 
 
-def test_pip_builds_the_environment_when_uv_is_missing(envs: Path, monkeypatch: pytest.MonkeyPatch):
+def test_pip_builds_the_environment_when_uv_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(toolchain, "uv", lambda: None)
     result = prepare_env(
         server_name="library-pip",
@@ -333,7 +333,7 @@ def test_pip_builds_the_environment_when_uv_is_missing(envs: Path, monkeypatch: 
         project=LIBRARY,
         sdk_package="mcp",
         sdk_version="2.2.0",
-        envs_dir=envs,
+        envs_dir=tmp_path / "envs",  # its own: it proves a cold build by pip
         timeout=300,
         secret_names=set(),
         boundary=sandbox.choose("none"),  # on the host, as the watcher's child

@@ -28,8 +28,8 @@ SCRIPT_FREE = """() => ({
 
 
 @pytest.fixture(scope="module")
-def state(tmp_path_factory: pytest.TempPathFactory) -> BuiltState:
-    return build_state(tmp_path_factory.mktemp("web-state"), tmp_path_factory.mktemp("web-envs"))
+def state(tmp_path_factory: pytest.TempPathFactory, sdk_envs: Path) -> BuiltState:
+    return build_state(tmp_path_factory.mktemp("web-state"), sdk_envs)
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import mcp_types as types
 from mcp import Client
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
+from mcp_types import REQUEST_TIMEOUT
 from mcp_types.version import LATEST_MODERN_VERSION
 from pydantic import ValidationError
 
@@ -182,10 +183,17 @@ async def _probe_legacy_versions(
 
 
 async def _discover(session: ClientSession) -> dict[str, Any]:
-    try:
-        raw: dict[str, Any] = await session.send_discover(LATEST_MODERN_VERSION)
-    except MCPError as exc:
-        raise EraFailure(rejection("server/discover", exc)) from exc
+    """The server's discover result. Asked again when the SDK's own wait for it (a fixed 10 s) runs out: on a
+    stdio server this is the first request, which a server still starting on a loaded machine answers late.
+    The era's time-out (`timeouts.snapshot`, around the whole era) is what ends a server that never answers."""
+    while True:
+        try:
+            raw: dict[str, Any] = await session.send_discover(LATEST_MODERN_VERSION)
+            break
+        except MCPError as exc:
+            if exc.code == REQUEST_TIMEOUT:
+                continue
+            raise EraFailure(rejection("server/discover", exc)) from exc
     try:
         result = types.DiscoverResult.model_validate(raw)
         session.adopt(result)
