@@ -22,7 +22,7 @@ from tests.contract.helpers import (
     stdio_target,
 )
 from watcher.contract.diff import SnapshotError, diff_snapshots
-from watcher.contract.handshake import LEGACY_PROBE_VERSIONS
+from watcher.contract.handshake import DEFAULT_CLIENT_PROFILES, LEGACY_PROBE_VERSIONS
 from watcher.contract.report import render, worst_level
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 
@@ -255,6 +255,22 @@ def test_a_stdio_server_slower_to_start_than_the_sdks_discover_wait_is_still_rea
     summary = take_snapshot_sync(stdio_target(slow), tmp_path / "slow", era="modern", timeout=LOADED)
     assert started.read_text() == "started after the wait"  # the slow start ran
     assert summary["eras"]["modern"]["status"] == "ok", summary
+
+
+def test_a_server_that_itself_answers_discover_with_a_timeout_is_asked_once_and_its_era_refused(
+    tmp_path: Path,
+) -> None:
+    # Only the SDK's own wait running out is asked again; a -32001 the server sends back at once is its answer.
+    asks = tmp_path / "asks"
+    command = [*extra_server_command("discover-says-timeout"), "--asks", str(asks)]
+    summary = take_snapshot_sync(stdio_target(command), tmp_path / "t", era="modern", timeout=LOADED)
+    # The server ran and said -32001 once to each client profile's session (a refused one retakes the next
+    # profile on a process of its own), never again.
+    assert asks.read_text() == "asked\n" * len(DEFAULT_CLIENT_PROFILES)
+    assert (
+        summary["eras"]["modern"]["status"]
+        == "error: server/discover failed with -32001 timed out (said by the server)"
+    )
 
 
 SLOW_START = """

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import contextlib
 import tempfile
+import time
 from contextlib import AsyncExitStack
 from typing import Any, TextIO
 
 import anyio
 import mcp_types as types
 from mcp import Client
+from mcp.client import session as mcp_client_session
 from mcp.client.session import ClientSession
 from mcp.shared.exceptions import MCPError
 from mcp_types import REQUEST_TIMEOUT
@@ -183,15 +185,18 @@ async def _probe_legacy_versions(
 
 
 async def _discover(session: ClientSession) -> dict[str, Any]:
-    """The server's discover result. Asked again when the SDK's own wait for it (a fixed 10 s) runs out: on a
+    """The server's discover result. Asked again when the SDK's own wait for it (a fixed 10 s) ran out: on a
     stdio server this is the first request, which a server still starting on a loaded machine answers late.
-    The era's time-out (`timeouts.snapshot`, around the whole era) is what ends a server that never answers."""
+    A -32001 the server itself sends back sooner is its answer (a rejection), not a wait to repeat. The era's
+    time-out (`timeouts.snapshot`, around the whole era) is what ends a server that never answers."""
     while True:
+        asked = time.monotonic()
         try:
             raw: dict[str, Any] = await session.send_discover(LATEST_MODERN_VERSION)
             break
         except MCPError as exc:
-            if exc.code == REQUEST_TIMEOUT:
+            waited_out = time.monotonic() - asked >= mcp_client_session.DISCOVER_TIMEOUT_SECONDS
+            if exc.code == REQUEST_TIMEOUT and waited_out:
                 continue
             raise EraFailure(rejection("server/discover", exc)) from exc
     try:
