@@ -82,15 +82,6 @@ IO_EDGES: dict[str, tuple[int, str]] = {
 document: (the most any-mappings they may hold, why). Block Kit stays a dict where slack-sdk takes dicts."""
 
 NOT_YET_TYPED: dict[str, tuple[int, str]] = {
-    "watcher.backtest.commands": (1, "the backtest answer (stored JSON in backtests.answer): an answer model is next"),
-    "watcher.backtest.notices": (2, "the backtest answer (stored JSON in backtests.answer): an answer model is next"),
-    "watcher.backtest.render": (
-        9,
-        "the backtest answer and its findings rendered as text and Markdown: an answer model",
-    ),
-    "watcher.backtest.replay": (4, "the backtest answer as it is built, and its per-version problem entries"),
-    "watcher.backtest.timeline": (1, "the backtest answer drawn as a timeline: an answer model is next"),
-    "watcher.clusters.backtest": (8, "backtest answers and their quoted entries read for the cluster backtest"),
     "watcher.clusters.notices": (1, "a cluster given as its store row or as the page's dict of it"),
     "watcher.clusters.record": (1, "the clusters table's columns written from a run report's typed parts"),
     "watcher.clusters.signature": (1, "a contract change of the diff's JSON document: typed with the contract report"),
@@ -138,7 +129,6 @@ NOT_YET_TYPED: dict[str, tuple[int, str]] = {
         5,
         "the contract diff and snapshot summary parts handed to the report (see core.run_report)",
     ),
-    "watcher.web.backtests": (2, "the backtest answer cleaned for the page: an answer model is next"),
     "watcher.web.overview": (3, "spec deprecation rows for the readiness panel (see spec.removal)"),
     "watcher.web.run_page": (1, "contract changes of the diff's JSON document grouped for the page"),
     "watcher.web.server_set": (2, "repos.show's proposals (see repos.show)"),

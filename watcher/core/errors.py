@@ -65,6 +65,8 @@ one for a report of its own. Each is drawn under its Python base, with its modul
     │                             (watcher.suites.source.checkout)
     └── UnsafeMember              a member of a fetched tree that is not written (watcher.suites.source.extract)
     ValueError
+    ├── AnswerError               a stored backtest answer of no known shape, the field named
+    │                             (watcher.backtest.answer)
     ├── ClockSettingError         MCP_WATCHER_CLOCK_START is not an ISO date-time (watcher.core.clock)
     ├── LocatedError              a validator points its error at another place of the document
     │                             (watcher.core.configfile)
