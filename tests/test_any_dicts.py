@@ -44,6 +44,7 @@ IO_EDGES: dict[str, tuple[int, str]] = {
     "watcher.core.untrusted": (2, "the one loader of outside JSON/TOML: a parsed document before any model reads it"),
     "watcher.core.yaml_strict": (1, "the strict YAML loader's mapping constructor: YAML before validation"),
     "watcher.decisions.buttons": (17, "Block Kit buttons and their action values: slack-sdk takes dicts"),
+    "watcher.digest.model": (2, "Digest.to_json: the digest as one JSON document (its dataclasses dumped)"),
     "watcher.digest.slack": (9, "the digest's Block Kit: slack-sdk takes dicts"),
     "watcher.evaluation.notices": (2, "the evaluation reply's Block Kit: slack-sdk takes dicts"),
     "watcher.evaluation.providers.anthropic": (5, "the model provider's JSON request and answer"),
@@ -59,6 +60,11 @@ IO_EDGES: dict[str, tuple[int, str]] = {
     "watcher.polling.alerts": (1, "as_json: a part of `status --json`"),
     "watcher.polling.cadence": (2, "as_json: a part of `status --json`"),
     "watcher.polling.poll": (1, "as_json: `poll --json`'s JSON document"),
+    "watcher.repos.discover": (1, "GitHub's organisation repository listing (REST JSON answers) as received, paged"),
+    "watcher.repos.show": (
+        4,
+        "repos_json/discovery_json: the repositories part of `status --json`, its text made from it",
+    ),
     "watcher.slackapp.app": (
         20,
         "Slack's interaction payloads (Bolt hands dicts) and the modal views built for it (Block Kit)",
@@ -96,23 +102,26 @@ NOT_YET_TYPED: dict[str, tuple[int, str]] = {
         9,
         "Slack action details and accept entries stored as JSON: a record type per action fits",
     ),
-    "watcher.digest.model": (2, "ChangeItem.before/after: spec deprecation rows (see spec.removal)"),
     "watcher.readiness.candidate": (9, "readiness step results kept as JSON in the store"),
     "watcher.readiness.cycle": (13, "readiness step results and summaries kept as JSON in the store"),
     "watcher.readiness.judge": (7, "readiness step results kept as JSON in the store"),
     "watcher.readiness.notices": (2, "readiness step results kept as JSON in the store"),
     "watcher.readiness.suite": (1, "readiness step results kept as JSON in the store"),
     "watcher.readiness.view": (4, "readiness step results kept as JSON in the store"),
-    "watcher.repos.detect": (2, "detection results (what a repository holds): shown as JSON by `repos`"),
-    "watcher.repos.discover": (1, "discovery state kept as JSON in the store"),
-    "watcher.repos.onboarding": (6, "server definitions and detections in the onboarding message"),
-    "watcher.repos.proposal": (4, "the proposed team file (YAML) as a mapping"),
-    "watcher.repos.show": (5, "`repos --json`'s documents"),
-    "watcher.repos.sync": (4, "server definitions read from team files before validation"),
-    "watcher.serverset.changes": (1, "server definitions stored as JSON"),
-    "watcher.serverset.record": (3, "server definitions stored as JSON (fingerprinted)"),
-    "watcher.serverset.welcome": (5, "detections and server definitions in the welcome message"),
-    "watcher.service": (4, "APScheduler's add_job keyword arguments (the library is untyped)"),
+    "watcher.repos.detect": (
+        2,
+        "Detection.as_dict and package.json's dependency tables: a DetectionEntry type is next",
+    ),
+    "watcher.repos.onboarding": (
+        6,
+        "RepoState's stored servers and detections, and the first run's row, in the message",
+    ),
+    "watcher.repos.proposal": (
+        4,
+        "a proposal's detection and its stored form, the proposed YAML mapping, its Block Kit",
+    ),
+    "watcher.repos.sync": (4, "RepoState kept as JSON (kv) and loaded unchecked: servers, detections, proposal"),
+    "watcher.serverset.welcome": (5, "pending welcomes kept as JSON (kv): their detection, the server and run rows"),
     "watcher.suites.judge.contract": (
         7,
         "the contract diff's JSON document steered by accept files: typed with the contract report",
@@ -122,9 +131,8 @@ NOT_YET_TYPED: dict[str, tuple[int, str]] = {
         5,
         "the contract diff and snapshot summary parts handed to the report (see core.run_report)",
     ),
-    "watcher.web.overview": (3, "spec deprecation rows for the readiness panel (see spec.removal)"),
+    "watcher.web.overview": (3, "readiness.view's rows as JSON for the panel, and a source's `/api/status` entry"),
     "watcher.web.run_page": (1, "contract changes of the diff's JSON document grouped for the page"),
-    "watcher.web.server_set": (2, "repos.show's proposals (see repos.show)"),
 }
 """Data between stages still carried as dicts: named so the count only goes down. Each is a type to make, not
 an edge; the reason says what the dict is."""
