@@ -108,20 +108,10 @@ NOT_YET_TYPED: dict[str, tuple[int, str]] = {
     "watcher.readiness.notices": (2, "readiness step results kept as JSON in the store"),
     "watcher.readiness.suite": (1, "readiness step results kept as JSON in the store"),
     "watcher.readiness.view": (4, "readiness step results kept as JSON in the store"),
-    "watcher.repos.detect": (
-        2,
-        "Detection.as_dict and package.json's dependency tables: a DetectionEntry type is next",
-    ),
-    "watcher.repos.onboarding": (
-        6,
-        "RepoState's stored servers and detections, and the first run's row, in the message",
-    ),
-    "watcher.repos.proposal": (
-        4,
-        "a proposal's detection and its stored form, the proposed YAML mapping, its Block Kit",
-    ),
-    "watcher.repos.sync": (4, "RepoState kept as JSON (kv) and loaded unchecked: servers, detections, proposal"),
-    "watcher.serverset.welcome": (5, "pending welcomes kept as JSON (kv): their detection, the server and run rows"),
+    "watcher.repos.onboarding": (2, "a server's JSON dump read field by field, and the message's Block Kit"),
+    "watcher.repos.proposal": (3, "Proposal.as_dict as RepoState keeps it, the proposed YAML mapping, its Block Kit"),
+    "watcher.repos.sync": (2, "RepoState kept as JSON (kv): its servers' JSON dumps and the proposal's stored form"),
+    "watcher.serverset.welcome": (2, "the server's JSON dump read field by field, and the welcome's Block Kit"),
     "watcher.suites.judge.contract": (
         7,
         "the contract diff's JSON document steered by accept files: typed with the contract report",
