@@ -9,12 +9,13 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any
+from typing import Any, Literal
 
 import httpx
 from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.interval import IntervalTrigger
+from typing_extensions import TypedDict
 
 from watcher.boundary import reaper
 from watcher.config import LoadedConfig, open_state, state_path
@@ -33,6 +34,19 @@ from watcher.pipeline import poll_cycle, process_queue
 from watcher.polling.cadence import Cadence, current_cadence, next_poll, plan_budget
 from watcher.polling.poll import PollResult
 from watcher.spec import watch as spec_watch
+
+
+class Trigger(TypedDict, total=False):
+    """How APScheduler runs a job: `add_job`'s trigger keyword arguments (an interval, and when it first runs)."""
+
+    trigger: Literal["interval"]
+    minutes: float
+    seconds: float
+    next_run_time: datetime
+
+
+Job = tuple[str, Callable[[], None], Trigger]
+"""A job of the service: its name, what it runs, and its trigger."""
 
 log = logging.getLogger(__name__)
 READINESS_FIRST_MINUTES = 30
@@ -290,10 +304,10 @@ class Service:
 
     # --- wiring --------------------------------------------------------------------------------------
 
-    def jobs(self) -> list[tuple[str, Callable[[], None], dict[str, Any]]]:
+    def jobs(self) -> list[Job]:
         schedule = self.loaded.config.schedule
         now = datetime.now(UTC)  # APScheduler runs on the system clock, not the service's (see watcher.core.clock)
-        repos: list[tuple[str, Callable[[], None], dict[str, Any]]] = []
+        repos: list[Job] = []
         if self.has_repos:
             repos.append(
                 (
@@ -323,7 +337,7 @@ class Service:
             ),
         ]
 
-    def poll_jobs(self, now: datetime) -> list[tuple[str, Callable[[], None], dict[str, Any]]]:
+    def poll_jobs(self, now: datetime) -> list[Job]:
         budget = self.budget
         if not budget.enabled:
             return [
@@ -335,7 +349,7 @@ class Service:
             ]
         others = tuple(s.name for s in self.loaded.config.sdks if s.name not in budget.window_sources)
         window = self.cadence()
-        jobs: list[tuple[str, Callable[[], None], dict[str, Any]]] = [
+        jobs: list[Job] = [
             (
                 "poll_window_sdks",
                 self.poll_window_sdks,

@@ -10,7 +10,7 @@ import signal
 import sys
 import threading
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from watcher.cli_support import Subparsers, config_and_state, config_error_exits_2, iso_date
 from watcher.core import interrupts
@@ -19,6 +19,7 @@ from watcher.core.text import shown
 from watcher.core.timefmt import today_utc
 
 if TYPE_CHECKING:  # the config and the state are loaded by the handler, not when the parser is built
+    from watcher.backtest.answer import BacktestAnswer
     from watcher.config import LoadedConfig, WatcherConfig
     from watcher.core.store import Store
 
@@ -82,7 +83,7 @@ def backtest_command(args: argparse.Namespace) -> int:
         if not names:
             print("mcp-watcher backtest: name a server (--server) or a team with servers (--team)", file=sys.stderr)
             return 2
-        answers = []
+        answers: list[BacktestAnswer] = []
         try:
             with interrupts.cooperative(stop, "backtest"):
                 for name in names:
@@ -132,7 +133,7 @@ def _servers(config: WatcherConfig, named: list[str], team: str | None) -> list[
     return list(dict.fromkeys([*named, *of_team]))
 
 
-def _several(loaded: LoadedConfig, store: Store, answers: list[dict[str, Any]], fmt: str, *, post: bool) -> int:
+def _several(loaded: LoadedConfig, store: Store, answers: list[BacktestAnswer], fmt: str, *, post: bool) -> int:
     """Several servers' backtests: each as alone, then the clusters per version."""
     from watcher.backtest.render import render_markdown, render_text
     from watcher.clusters.backtest import cluster_backtests, render_clusters

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import sys
-from typing import Any, TextIO
+from typing import TextIO
 
+from watcher.backtest.answer import BacktestAnswer
 from watcher.backtest.render import conclusion, headline
 from watcher.backtest.timeline import render
 from watcher.config import LoadedConfig
@@ -15,7 +16,7 @@ from watcher.notify.delivery import deliver_outbox, make_sink
 from watcher.notify.settings import slack_credentials
 
 
-def notice(loaded: LoadedConfig, answer: dict[str, Any]) -> Notice:
+def notice(loaded: LoadedConfig, answer: BacktestAnswer) -> Notice:
     team = loaded.config.team(answer["team"])
     text = blocks.escape("\n".join([headline(answer), *conclusion(answer)]))
     folder = loaded.resolve(loaded.config.suites.runs_dir) / "_backtests" / str(answer["id"])
@@ -35,7 +36,7 @@ def notice(loaded: LoadedConfig, answer: dict[str, Any]) -> Notice:
     )
 
 
-def post(loaded: LoadedConfig, store: Store, answer: dict[str, Any], console: TextIO | None = None) -> str:
+def post(loaded: LoadedConfig, store: Store, answer: BacktestAnswer, console: TextIO | None = None) -> str:
     """Queue the notice and deliver the outbox (a console notice goes to `console`, standard error by default:
     the one of that moment, which the CLI wraps in its escaping layer); says what happened."""
     console = console or sys.stderr

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import groupby
-from typing import Any
 
 from watcher.backtest.analysis import sentence
+from watcher.backtest.answer import BacktestAnswer, FindingEntry, GroupedFinding, ProblemEntry
 from watcher.core.timefmt import parse_iso
 
 VERDICT_MARK = {"pass": "pass", "fail": "FAIL", "error": "error", "not run": "–"}
@@ -20,7 +21,7 @@ SHOWN = 2
 """Problems named when several of one kind are summed up."""
 
 
-def summarize(problems: list[dict[str, Any]]) -> list[str]:
+def summarize(problems: Sequence[ProblemEntry | FindingEntry]) -> list[str]:
     """One phrase per kind: the problem's own text, or "55 conformance checks that now fail (a, b, …)"."""
     phrases = []
     for kind, group in groupby(problems, key=lambda p: p["kind"]):
@@ -33,13 +34,13 @@ def summarize(problems: list[dict[str, Any]]) -> list[str]:
     return phrases
 
 
-def _same(f: dict[str, Any]) -> tuple[str, ...]:
+def _same(f: FindingEntry) -> tuple[str, ...]:
     return (f["line"], f["status"], f["kind"], f["first_version"], str(f["final_version"]))
 
 
-def grouped(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def grouped(findings: list[FindingEntry]) -> list[GroupedFinding]:
     """Findings of one kind that share their line, status, first version and final: one row, one sentence."""
-    rows = []
+    rows: list[GroupedFinding] = []
     for _, group in groupby(sorted(findings, key=lambda f: (f["first_published"], *_same(f))), key=_same):
         items = list(group)
         head = items[0]
@@ -49,7 +50,8 @@ def grouped(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
         told = sentence(
             head["status"], head["first_version"], moment, text, head["line"], head["lead_days"], head["final_version"]
         )
-        rows.append({**head, "text": text, "count": len(items), "sentence": told})
+        row: GroupedFinding = {**head, "text": text, "count": len(items), "sentence": told}
+        rows.append(row)
     return rows
 
 
@@ -61,7 +63,7 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return out
 
 
-def _version_rows(answer: dict[str, Any]) -> list[list[str]]:
+def _version_rows(answer: BacktestAnswer) -> list[list[str]]:
     rows = []
     for v in answer["versions"]:
         kind = "pre-release" if v["prerelease"] else "final"
@@ -75,7 +77,7 @@ def _version_rows(answer: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def headline(answer: dict[str, Any]) -> str:
+def headline(answer: BacktestAnswer) -> str:
     count = answer["cost"]["versions"]
     return (
         f"Backtest #{answer['id']}: {answer['server']} against {answer['package']} "
@@ -83,7 +85,7 @@ def headline(answer: dict[str, Any]) -> str:
     )
 
 
-def conclusion(answer: dict[str, Any]) -> list[str]:
+def conclusion(answer: BacktestAnswer) -> list[str]:
     lines = []
     rows = grouped(answer["findings"])
     warned = [f for f in rows if f["status"] == "warned"]
@@ -113,7 +115,7 @@ def conclusion(answer: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render_text(answer: dict[str, Any]) -> str:
+def render_text(answer: BacktestAnswer) -> str:
     header = ["published", "version", "kind", "verdict", "time", "problems"]
     lines = [headline(answer), "", *_table(header, _version_rows(answer)), "", *conclusion(answer)]
     cost = answer["cost"]
@@ -132,7 +134,7 @@ def _md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(answer: dict[str, Any]) -> str:
+def render_markdown(answer: BacktestAnswer) -> str:
     lines = [f"## {_md_cell(headline(answer))}", ""]
     lines += ["| published | version | kind | verdict | problems |", "|---|---|---|---|---|"]
     for row in _version_rows(answer):
@@ -143,7 +145,7 @@ def render_markdown(answer: dict[str, Any]) -> str:
         lines += ["| line | problem | first shown | final that shipped it | lead time |", "|---|---|---|---|---|"]
         for f in grouped(answer["findings"]):
             first = f"`{f['first_version']}` ({f['first_published'][:10]})"
-            final = f"`{f['final_version']}` ({f['final_published'][:10]})" if f["final_version"] else "–"
+            final = f"`{f['final_version']}` ({(f['final_published'] or '')[:10]})" if f["final_version"] else "–"
             lead = f"{f['lead_days']} days" if f["lead_days"] is not None else f["status"]
             lines.append(f"| {f['line']} | {_md_cell(f['text'])} | {first} | {final} | {lead} |")
         lines.append("")

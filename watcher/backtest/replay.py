@@ -17,9 +17,10 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import date
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from watcher.backtest.analysis import FINAL_ONLY, WARNED, Point, findings
+from watcher.backtest.answer import BacktestAnswer, FindingEntry, ProblemEntry, VersionEntry
 from watcher.backtest.history import Period, Replayed, read_history, select
 from watcher.backtest.problems import Judgement, judge
 from watcher.boundary.launch import HostReason, ToolTimeout, run_tool
@@ -117,7 +118,7 @@ def _commit(loaded: LoadedConfig, server: Server) -> str:
 def fingerprint(loaded: LoadedConfig, server: Server) -> str | None:
     """What decides a run's result besides the SDK version; None when it cannot be known (a git ref that
     cannot be resolved now): then nothing is reused."""
-    material: dict[str, Any] = {
+    material: dict[str, object] = {  # hashed as JSON
         "format": FINGERPRINT_FORMAT,
         "server": server.model_dump(mode="json"),
         "conformance": loaded.config.conformance.model_dump(mode="json"),
@@ -177,7 +178,7 @@ def run_backtest(
     sdk_package: str | None = None,
     progress: Progress | None = None,
     stop: threading.Event | None = None,
-) -> dict[str, Any]:
+) -> BacktestAnswer:
     """Replay the period against the server; returns the answer (also stored with the backtest). A
     backtest of the same server, package and period that did not finish is continued, not started anew."""
     progress = progress or Silent()
@@ -319,8 +320,8 @@ def _points(slots: list[Slot]) -> list[tuple[Slot, Point]]:
     return judged
 
 
-def _problem_json(judgement: Judgement) -> list[dict[str, Any]]:
-    return [dataclasses.asdict(p) for p in judgement.problems]
+def _problem_json(judgement: Judgement) -> list[ProblemEntry]:
+    return [ProblemEntry(kind=p.kind, key=p.key, text=p.text, evidence=p.evidence) for p in judgement.problems]
 
 
 def build_answer(
@@ -333,71 +334,71 @@ def build_answer(
     period: Period,
     slots: list[Slot],
     status: str,
-) -> dict[str, Any]:
+) -> BacktestAnswer:
     """The plain-data answer every rendering reads (terminal, JSON, Markdown, page, picture, Slack)."""
     judged = _points(slots)
     found = findings([p for _, p in judged])
     by_index = {slot.index: point for slot, point in judged}
-    versions = []
+    versions: list[VersionEntry] = []
     for slot in slots:
         r, point = slot.replayed, by_index.get(slot.index)
-        report = slot.report or {}
+        report: RunReport = slot.report or {}
         versions.append(
-            {
-                "version": r.version,
-                "published": iso(r.published),
-                "prerelease": r.prerelease,
-                "yanked": r.yanked,
-                "line": r.line,
-                "verdict": slot.verdict or "not run",
-                "reused": slot.reused,
-                "seconds": slot.seconds,
-                "reasons": [x.get("reason") for x in report.get("reasons") or []],
-                "problems": _problem_json(point.judgement) if point else [],
-                "run_dir": report.get("run_dir"),
-                "signature": signature_json(report, package),
-            }
+            VersionEntry(
+                version=r.version,
+                published=iso(r.published),
+                prerelease=r.prerelease,
+                yanked=r.yanked,
+                line=r.line,
+                verdict=slot.verdict or "not run",
+                reused=slot.reused,
+                seconds=slot.seconds,
+                reasons=[x["reason"] for x in report.get("reasons") or []],
+                problems=_problem_json(point.judgement) if point else [],
+                run_dir=report.get("run_dir"),
+                signature=signature_json(report, package),
+            )
         )
-    rows = []
+    rows: list[FindingEntry] = []
     for f in found:
         rows.append(
-            {
-                "line": f.line,
-                "kind": f.problem.kind,
-                "key": f.problem.key,
-                "text": f.problem.text,
-                "evidence": f.problem.evidence,
-                "status": f.status,
-                "first_version": f.first_version,
-                "first_published": iso(f.first_published),
-                "final_version": f.final_version,
-                "final_published": iso(f.final_published) if f.final_published else None,
-                "lead_days": f.lead_days,
-                "sentence": f.sentence(),
-            }
+            FindingEntry(
+                line=f.line,
+                kind=f.problem.kind,
+                key=f.problem.key,
+                text=f.problem.text,
+                evidence=f.problem.evidence,
+                status=f.status,
+                first_version=f.first_version,
+                first_published=iso(f.first_published),
+                final_version=f.final_version,
+                final_published=iso(f.final_published) if f.final_published else None,
+                lead_days=f.lead_days,
+                sentence=f.sentence(),
+            )
         )
-    return {
-        "id": backtest_id,
-        "server": server.name,
-        "team": server.team,
-        "sdk": server.sdk,
-        "registry": registry,
-        "package": package,
-        "since": since.isoformat(),
-        "until": until.isoformat(),
-        "status": status,
-        "generated": iso(utcnow()),
-        "versions": versions,
-        "findings": rows,
-        "warned": [r for r in rows if r["status"] == WARNED],
-        "final_only": [r for r in rows if r["status"] == FINAL_ONLY],
-        "not_run": [s.replayed.version for s in slots if s.report is None],
-        "undated": period.undated,
-        "older_lines": period.older_lines,
-        "cost": {
+    return BacktestAnswer(
+        id=backtest_id,
+        server=server.name,
+        team=server.team,
+        sdk=server.sdk,
+        registry=registry,
+        package=package,
+        since=since.isoformat(),
+        until=until.isoformat(),
+        status=status,
+        generated=iso(utcnow()),
+        versions=versions,
+        findings=rows,
+        warned=[r for r in rows if r["status"] == WARNED],
+        final_only=[r for r in rows if r["status"] == FINAL_ONLY],
+        not_run=[s.replayed.version for s in slots if s.report is None],
+        undated=period.undated,
+        older_lines=period.older_lines,
+        cost={
             "versions": len(slots),
             "ran": sum(1 for s in slots if s.report is not None and not s.reused),
             "reused": sum(1 for s in slots if s.reused),
             "seconds": 0.0,
         },
-    }
+    )

@@ -8,7 +8,6 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field
 from datetime import date, timedelta
-from typing import Any
 
 import matplotlib.dates as mdates
 from matplotlib.backend_bases import RendererBase
@@ -17,6 +16,7 @@ from matplotlib.lines import Line2D
 from matplotlib.text import Annotation
 
 from watcher.backtest.analysis import WARNED
+from watcher.backtest.answer import BacktestAnswer
 from watcher.backtest.render import grouped
 from watcher.digest.labels import LabelBox, Place, box_of, drawn_labels, freeze_layout, place_apart
 
@@ -74,7 +74,7 @@ def _day(text: str) -> date:
     return date.fromisoformat(text[:10])
 
 
-def render(answer: dict[str, Any]) -> Picture:
+def render(answer: BacktestAnswer) -> Picture:
     versions = answer["versions"]
     lines = list(dict.fromkeys(v["line"] for v in versions))
     row = {line: i for i, line in enumerate(lines)}
@@ -109,10 +109,12 @@ def render(answer: dict[str, Any]) -> Picture:
     arrow_labels: list[tuple[Annotation, tuple[Place, ...]]] = []
     warned = [f for f in grouped(answer["findings"]) if f["status"] == WARNED]
     for i, finding in enumerate(warned):
+        shipped = finding["final_published"]
+        assert shipped is not None, "a warned finding names the final that shipped it"
         arrow = LeadArrow(
             finding["line"],
             _day(finding["first_published"]),
-            _day(finding["final_published"]),
+            _day(shipped),
             f"{finding['lead_days']} d",
         )
         arrows.append(arrow)

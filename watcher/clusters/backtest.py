@@ -4,10 +4,12 @@ line) and what the release notes say. Also the figures: how many investigations 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
+from typing_extensions import TypedDict
+
+from watcher.backtest.answer import BacktestAnswer, SignatureEntry, VersionEntry
 from watcher.clusters.record import notes_for
 from watcher.clusters.signature import signature_of
 from watcher.config import LoadedConfig
@@ -15,12 +17,20 @@ from watcher.core.run_report import RunReport
 from watcher.core.store import Store
 
 
-def signature_json(report: RunReport, package: str) -> dict[str, str] | None:
+def signature_json(report: RunReport, package: str) -> SignatureEntry | None:
     """A backtest version's signature (kept in the answer, so a repeat needs no report to group it)."""
     found = signature_of(report, package) if report else None
     if found is None:
         return None
-    return {"key": found.key, "rule": found.rule, "summary": found.summary, "symbols": "\n".join(found.symbols)}
+    return SignatureEntry(key=found.key, rule=found.rule, summary=found.summary, symbols="\n".join(found.symbols))
+
+
+class Quote(TypedDict):
+    """A release-notes line that names a cluster's failure."""
+
+    version: str
+    text: str
+    url: str | None
 
 
 @dataclass(frozen=True)
@@ -39,9 +49,10 @@ class VersionCluster:
     lead_days: int | None
     """Days from the first warning to that final (None: no final in the period)."""
     notes: str
-    quotes: list[dict[str, Any]]
+    quotes: list[Quote]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> dict[str, object]:
+        """The cluster in `backtest --json`'s document."""
         return dict(self.__dict__)
 
 
@@ -62,7 +73,17 @@ class ClusterFigures:
         return dict(self.__dict__)
 
 
-def _final_after(answer: dict[str, Any], entry: dict[str, Any]) -> dict[str, Any] | None:
+@dataclass
+class _Group:
+    """The servers of several backtests that failed one version the same way."""
+
+    entry: VersionEntry
+    signature: SignatureEntry
+    final: VersionEntry | None
+    answers: list[BacktestAnswer] = field(default_factory=list)
+
+
+def _final_after(answer: BacktestAnswer, entry: VersionEntry) -> VersionEntry | None:
     finals = [
         v
         for v in answer["versions"]
@@ -78,11 +99,11 @@ def _days(start: str | None, end: str | None) -> int | None:
 
 
 def cluster_backtests(
-    loaded: LoadedConfig, store: Store, answers: list[dict[str, Any]], *, read_notes: bool = True
+    loaded: LoadedConfig, store: Store, answers: list[BacktestAnswer], *, read_notes: bool = True
 ) -> tuple[list[VersionCluster], ClusterFigures]:
     """The clusters of several backtests' answers per version (publication order, the largest first), and the
     figures. `read_notes`: read each shared cluster's release notes (once per version, through the store)."""
-    groups: dict[tuple[str, str], dict[str, Any]] = {}
+    groups: dict[tuple[str, str], _Group] = {}
     failing = 0
     for answer in answers:
         for entry in answer["versions"]:
@@ -92,12 +113,12 @@ def cluster_backtests(
             failing += 1
             group = groups.setdefault(
                 (entry["version"], signature["key"]),
-                {"entry": entry, "signature": signature, "answers": [], "final": _final_after(answer, entry)},
+                _Group(entry, signature, _final_after(answer, entry)),
             )
-            group["answers"].append(answer)
-    first: dict[tuple[str, str], dict[str, Any]] = {}  # (signature, line) → its earliest version's entry
+            group.answers.append(answer)
+    first: dict[tuple[str, str], VersionEntry] = {}  # (signature, line) → its earliest version's entry
     for (_, key), group in groups.items():
-        entry = group["entry"]
+        entry = group.entry
         seen = first.get((key, entry["line"]))
         if seen is None or (entry["published"] or "") < (seen["published"] or ""):
             first[(key, entry["line"])] = entry
@@ -105,15 +126,15 @@ def cluster_backtests(
     explained = 0
     known = sorted({entry["version"] for answer in answers for entry in answer["versions"]})
     for (version, key), group in groups.items():
-        entry, signature, members, final = group["entry"], group["signature"], group["answers"], group["final"]
-        notes, quotes = "", []
+        entry, signature, members, final = group.entry, group.signature, group.answers, group.final
+        notes, quotes = "", list[Quote]()
         if read_notes and len(members) > 1:
             source = next((s for s in loaded.config.sdks if s.name == members[0]["sdk"]), None)
             baseline = loaded.config.server(members[0]["server"]).baseline_sdk_version
             report: RunReport = {"sdk_version": version, "baseline_sdk_version": baseline}
             finding = notes_for(loaded, store, source, report, signature["symbols"].split("\n"), known)
             notes = finding.sentence()
-            quotes = [{"version": n.version, "text": n.text, "url": n.url} for n in finding.lines]
+            quotes = [Quote(version=n.version, text=n.text, url=n.url) for n in finding.lines]
             explained += bool(finding.lines)
         clusters.append(
             VersionCluster(

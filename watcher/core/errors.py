@@ -65,7 +65,11 @@ one for a report of its own. Each is drawn under its Python base, with its modul
     │                             (watcher.suites.source.checkout)
     └── UnsafeMember              a member of a fetched tree that is not written (watcher.suites.source.extract)
     ValueError
+    ├── AnswerError               a stored backtest answer of no known shape, the field named
+    │                             (watcher.backtest.answer)
     ├── ClockSettingError         MCP_WATCHER_CLOCK_START is not an ISO date-time (watcher.core.clock)
+    ├── EvaluationReportError     an evaluation report (evaluation.json) of no known shape, the field named
+    │                             (watcher.evaluation.report)
     ├── LocatedError              a validator points its error at another place of the document
     │                             (watcher.core.configfile)
     ├── ManifestError             a manifest its own parser refuses (watcher.repos.detect)

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
 
 from watcher.evaluation.harness import PairedRun, TrialResult
+from watcher.evaluation.report import Comparison, PairedDelta, SideSummary, TaskEntry, Totals
 from watcher.evaluation.settings import EvaluationThresholds
 from watcher.evaluation.stats import mcnemar_exact, paired_counts
 from watcher.evaluation.tasks import Task
@@ -24,7 +24,7 @@ def _mean(values: Sequence[float]) -> float:
     return sum(values) / len(values) if values else 0.0
 
 
-def side_summary(trials: Sequence[TrialResult]) -> dict[str, Any]:
+def side_summary(trials: Sequence[TrialResult]) -> SideSummary:
     n = len(trials)
     successes = sum(1 for t in trials if t.outcome == "success")
     return {
@@ -63,7 +63,7 @@ def _ratio_why(label: str, old: float, new: float, ratio: float | None) -> str |
 
 
 def task_regressions(
-    task: Task, old: dict[str, Any], new: dict[str, Any], failures: list[str], limits: EvaluationThresholds
+    task: Task, old: SideSummary, new: SideSummary, failures: list[str], limits: EvaluationThresholds
 ) -> list[str]:
     why: list[str] = []
     drop = (old["success_rate"] or 0) - (new["success_rate"] or 0)
@@ -94,9 +94,24 @@ def _finite(value: float) -> float | None:
     return None if math.isnan(value) else round(value, 4)
 
 
-def totals(pairs: list[tuple[TrialResult, TrialResult]]) -> dict[str, Any]:
+def _delta(pairs: list[tuple[TrialResult, TrialResult]], name: str) -> PairedDelta:
+    """One of COUNTS over the pairs: candidate − baseline."""
+    counts = paired_counts([(float(getattr(a, name)), float(getattr(b, name))) for a, b in pairs])
+    total: int = sum(getattr(b, name) - getattr(a, name) for a, b in pairs)
+    return {
+        "mean_delta": _finite(counts.mean_delta),
+        "total_delta": total,
+        "ci95": [_finite(counts.ci_low), _finite(counts.ci_high)],
+        "interval": "percentile bootstrap of the mean paired delta",
+        "sign_test_p": round(counts.sign_p, 6),
+        "increased": counts.increased,
+        "decreased": counts.decreased,
+    }
+
+
+def totals(pairs: list[tuple[TrialResult, TrialResult]]) -> Totals:
     test = mcnemar_exact([(a.outcome == "success", b.outcome == "success") for a, b in pairs])
-    out: dict[str, Any] = {
+    return {
         "pairs": len(pairs),
         "baseline": side_summary([a for a, _ in pairs]),
         "candidate": side_summary([b for _, b in pairs]),
@@ -107,25 +122,17 @@ def totals(pairs: list[tuple[TrialResult, TrialResult]]) -> dict[str, Any]:
             "p_two_sided": round(test.p_two_sided, 6),
             "p_worse": round(test.p_worse, 6),
         },
+        "tool_calls": _delta(pairs, "tool_calls"),
+        "input_tokens": _delta(pairs, "input_tokens"),
+        "output_tokens": _delta(pairs, "output_tokens"),
+        "tool_errors": _delta(pairs, "tool_errors"),
     }
-    for name in COUNTS:
-        counts = paired_counts([(float(getattr(a, name)), float(getattr(b, name))) for a, b in pairs])
-        out[name] = {
-            "mean_delta": _finite(counts.mean_delta),
-            "total_delta": sum(getattr(b, name) - getattr(a, name) for a, b in pairs),
-            "ci95": [_finite(counts.ci_low), _finite(counts.ci_high)],
-            "interval": "percentile bootstrap of the mean paired delta",
-            "sign_test_p": round(counts.sign_p, 6),
-            "increased": counts.increased,
-            "decreased": counts.decreased,
-        }
-    return out
 
 
-def compare(tasks: Sequence[Task], run: PairedRun, limits: EvaluationThresholds) -> dict[str, Any]:
+def compare(tasks: Sequence[Task], run: PairedRun, limits: EvaluationThresholds) -> Comparison:
     """The `tasks`, `totals`, `regressions` and `verdict` parts of the report."""
     pairs = complete_pairs(run.trials)
-    entries = []
+    entries: list[TaskEntry] = []
     regressions: list[str] = []
     for task in tasks:
         mine = [(a, b) for a, b in pairs if a.task == task.id]

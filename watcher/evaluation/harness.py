@@ -12,10 +12,9 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass, field
 
 import anyio
 import httpx2
@@ -27,6 +26,7 @@ from pydantic import ValidationError
 
 from watcher.boundary.stdio import StdoutLineTooLong, stdio_transport
 from watcher.evaluation.providers import Provider, ProviderError, ToolCall, ToolOutcome, ToolSpec
+from watcher.evaluation.report import NotMeasured, TrialRecord
 from watcher.evaluation.settings import EvaluationBudget
 from watcher.evaluation.tasks import Task
 
@@ -71,8 +71,24 @@ class TrialResult:
     def measured(self) -> bool:
         return self.outcome in ("success", "failure")
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def as_dict(self) -> TrialRecord:
+        return {
+            "task": self.task,
+            "side": self.side,
+            "index": self.index,
+            "outcome": self.outcome,
+            "why": self.why,
+            "tool_calls": self.tool_calls,
+            "tools": list(self.tools),
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "tool_errors": self.tool_errors,
+            "steps": self.steps,
+            "seconds": self.seconds,
+            "provider_seconds": self.provider_seconds,
+            "tool_seconds": self.tool_seconds,
+            "answer": self.answer,
+        }
 
 
 class TrialStopped(Exception):
@@ -92,7 +108,7 @@ class PairedRun:
     stopped: str | None = None
     """Why the run ended early (budget, rate limit, provider error, a server that died); None: complete."""
     stop_kind: str | None = None
-    not_measured: list[dict[str, Any]] = field(default_factory=list)
+    not_measured: list[NotMeasured] = field(default_factory=list)
 
 
 # --- the server side ---------------------------------------------------------------------------------
@@ -155,7 +171,8 @@ async def call_tool(client: Client, call: ToolCall, timeout: float) -> ToolOutco
 # --- one trial -------------------------------------------------------------------------------------------
 
 
-def _arguments_match(wanted: dict[str, Any], given: dict[str, Any]) -> bool:
+def _arguments_match(wanted: Mapping[str, object], given: Mapping[str, object]) -> bool:
+    """Every wanted argument is given with exactly its value (the task's JSON against the model's)."""
     return all(key in given and given[key] == value for key, value in wanted.items())
 
 
@@ -323,7 +340,7 @@ def _why(exc: BaseException) -> str:
     return str(exc)
 
 
-def _not_measured(rest: Sequence[tuple[Task, int]], trials: int, reason: str) -> list[dict[str, Any]]:
+def _not_measured(rest: Sequence[tuple[Task, int]], trials: int, reason: str) -> list[NotMeasured]:
     by_task: dict[str, list[int]] = {}
     for task, k in rest:
         by_task.setdefault(task.id, []).append(k + 1)

@@ -6,6 +6,7 @@ from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.core.store_schema import Notice
+from watcher.evaluation.report import EvaluationReport, Totals
 from watcher.notify import blocks as kit
 from watcher.notify import keys
 from watcher.suites.notices import beta_thread_reply
@@ -26,7 +27,7 @@ def _rate(value: float | None) -> str:
     return "–" if value is None else f"{value:.0%}"
 
 
-def headline(report: dict[str, Any]) -> str:
+def headline(report: EvaluationReport) -> str:
     verdict = report.get("verdict") or "error"
     who = f"{report.get('provider')} {report.get('model')}, {report.get('trials')} trial(s) per task"
     versions = f"{report['candidate_version']} against {report['baseline_version']}"
@@ -38,7 +39,7 @@ def headline(report: dict[str, Any]) -> str:
     return f"{report['server']}: model evaluation of {versions} incomplete ({who})"
 
 
-def task_lines(report: dict[str, Any]) -> list[str]:
+def task_lines(report: EvaluationReport) -> list[str]:
     """One line per task: success, tool calls, tokens and tool errors, baseline → candidate."""
     lines = []
     for task in report.get("tasks") or []:
@@ -53,8 +54,8 @@ def task_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def totals_line(report: dict[str, Any]) -> str | None:
-    totals = report.get("totals") or {}
+def totals_line(report: EvaluationReport) -> str | None:
+    totals: Totals = report.get("totals") or {}
     if not totals.get("pairs"):
         return None
     success = totals["success"]
@@ -63,18 +64,17 @@ def totals_line(report: dict[str, Any]) -> str | None:
         f"success lost in {success['baseline_only']}, gained in {success['candidate_only']} "
         f"(exact McNemar p = {success['p_two_sided']:.3g})",
     ]
-    for name, label in (
-        ("tool_calls", "tool calls"),
-        ("input_tokens", "input tokens"),
-        ("output_tokens", "output tokens"),
+    for entry, label in (
+        (totals["tool_calls"], "tool calls"),
+        (totals["input_tokens"], "input tokens"),
+        (totals["output_tokens"], "output tokens"),
     ):
-        entry = totals[name]
         low, high = entry["ci95"]
         parts.append(f"{label} {entry['mean_delta']:+g}/trial [95% {low:+g}, {high:+g}]")
     return "; ".join(parts)
 
 
-def not_measured_lines(report: dict[str, Any]) -> list[str]:
+def not_measured_lines(report: EvaluationReport) -> list[str]:
     lines = []
     for entry in report.get("not_measured") or []:
         if entry.get("task") == "*":
@@ -86,7 +86,7 @@ def not_measured_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
-def render(report: dict[str, Any]) -> tuple[kit.Mrkdwn, list[dict[str, Any]]]:
+def render(report: EvaluationReport) -> tuple[kit.Mrkdwn, list[dict[str, Any]]]:
     """(plain text, Block Kit blocks)."""
     verdict = report.get("verdict") or "error"
     title = headline(report)
@@ -121,7 +121,7 @@ def render(report: dict[str, Any]) -> tuple[kit.Mrkdwn, list[dict[str, Any]]]:
     return kit.escape("\n".join(text)), blocks
 
 
-def evaluation_notice(loaded: LoadedConfig, report: dict[str, Any], threaded: bool = True) -> Notice:
+def evaluation_notice(loaded: LoadedConfig, report: EvaluationReport, threaded: bool = True) -> Notice:
     """The result as a reply in the thread of the beta's alert for the server's team."""
     text, blocks = render(report)
     return beta_thread_reply(

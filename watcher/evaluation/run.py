@@ -16,7 +16,6 @@ import time
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from watcher.boundary.process import ServerProcess, free_port, scrubbed_env
 from watcher.config import LoadedConfig, secret_env_names
@@ -26,6 +25,7 @@ from watcher.core.secret_policy import mask
 from watcher.evaluation.compare import ERROR, compare
 from watcher.evaluation.harness import SIDES, PairedRun, ServerTarget, run_pairs
 from watcher.evaluation.providers import make_provider
+from watcher.evaluation.report import EvaluationReport, NotMeasured, load_evaluation
 from watcher.evaluation.settings import Evaluation
 from watcher.evaluation.tasks import Task, load_tasks
 from watcher.suites.build import indexes, wheels
@@ -156,7 +156,7 @@ def run_evaluation(
     cancel: threading.Event | None = None,
     run_dir: Path | None = None,
     environ: Mapping[str, str] | None = None,
-) -> dict[str, Any]:
+) -> EvaluationReport:
     """The report of one paired evaluation (see docs/evaluation.md); written to `run_dir/evaluation.json`.
 
     Raises ConfigError for an unknown server only.
@@ -165,7 +165,7 @@ def run_evaluation(
     server = loaded.config.server(server_name)
     settings = server.evaluation
     baseline = baseline_version or server.baseline_sdk_version
-    report: dict[str, Any] = {
+    report: EvaluationReport = {
         "server": server.name,
         "team": server.team,
         "sdk": server.sdk,
@@ -202,8 +202,9 @@ def run_evaluation(
         tasks = load_tasks(path)
         key = (vault.environ() if environ is None else environ).get(settings.key_env(), "")
         if not key:
-            report.update(verdict=SKIPPED, error=skipped_note(settings))
-            report["not_measured"] = [{"task": "*", "reason": report["error"]}]
+            note = skipped_note(settings)
+            report["verdict"], report["error"] = SKIPPED, note
+            report["not_measured"] = _nothing_measured(note)
             report["seconds"] = round(time.monotonic() - began, 2)
             return _save(report, run_dir, key)
         run = _run(
@@ -212,27 +213,31 @@ def run_evaluation(
             settings,
             tasks,
             {"baseline": baseline, "candidate": candidate_version},
-            report["trials"],
+            trials or settings.trials,
             run_dir,
             cancel,
             key,
         )
-        report.update(compare(tasks, run, settings.thresholds))
-        report.update(
-            partial=run.stopped is not None,
-            stopped=run.stopped,
-            stop_kind=run.stop_kind,
-            not_measured=run.not_measured,
-            tools=run.tools,
-            trial_records=[t.as_dict() for t in run.trials],
-        )
+        compared = compare(tasks, run, settings.thresholds)
+        report["verdict"] = compared["verdict"]
+        report["regressed_tasks"] = compared["regressed_tasks"]
+        report["regressions"] = compared["regressions"]
+        report["tasks"] = compared["tasks"]
+        report["totals"] = compared["totals"]
+        report["partial"] = run.stopped is not None
+        report["stopped"] = run.stopped
+        report["stop_kind"] = run.stop_kind
+        report["not_measured"] = run.not_measured
+        report["tools"] = run.tools
+        report["trial_records"] = [t.as_dict() for t in run.trials]
     except (SideError, ConfigError) as exc:
         report["error"] = str(exc)
-        report["not_measured"] = [{"task": "*", "reason": str(exc)}]
+        report["not_measured"] = _nothing_measured(str(exc))
     except Exception as exc:  # a bug of ours must not take the worker down; the report says so
         log.exception("evaluation of %s failed", server.name, extra={"server": server.name})
-        report["error"] = f"internal error: {type(exc).__name__}: {mask(str(exc), (key,))}"
-        report["not_measured"] = [{"task": "*", "reason": report["error"]}]
+        error = f"internal error: {type(exc).__name__}: {mask(str(exc), (key,))}"
+        report["error"] = error
+        report["not_measured"] = _nothing_measured(error)
     report["seconds"] = round(time.monotonic() - began, 2)
     return _save(report, run_dir, key)
 
@@ -284,10 +289,20 @@ def _run(
         return asyncio.run(go())
 
 
-def _save(report: dict[str, Any], run_dir: Path, key: str) -> dict[str, Any]:
+def _nothing_measured(reason: str) -> list[NotMeasured]:
+    return [{"task": "*", "reason": reason}]
+
+
+def _save(report: EvaluationReport, run_dir: Path, key: str) -> EvaluationReport:
     plain = json.dumps(report, indent=2, default=str)
     text = mask(plain, (key,))
     with contextlib.suppress(OSError):
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / REPORT_FILE).write_text(text, encoding="utf-8")
-    return json.loads(text) if text != plain else report
+    return load_evaluation(json.loads(text), str(run_dir / REPORT_FILE)) if text != plain else report
+
+
+def read_evaluation(path: Path) -> EvaluationReport:
+    """An evaluation.json as written (by this release or an earlier one), checked; EvaluationReportError if it is
+    of no known shape."""
+    return load_evaluation(json.loads(path.read_text(encoding="utf-8")), str(path))

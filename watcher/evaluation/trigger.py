@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.core import vault
 from watcher.core.errors import ConfigError
 from watcher.core.run_report import RunReport
+from watcher.evaluation.report import EvaluationReport
 from watcher.evaluation.run import REPORT_FILE, SKIPPED, run_evaluation, skipped_note
 
 
@@ -23,7 +23,7 @@ def model_changes(report: RunReport) -> int:
 
 def after_suite_run(
     loaded: LoadedConfig, report: RunReport, cancel: threading.Event | None = None
-) -> dict[str, Any] | None:
+) -> EvaluationReport | None:
     """Run the evaluation a suite run calls for; returns its report (None when none ran).
 
     Adds `evaluation` to the suite report: what ran, or why nothing did.

@@ -11,14 +11,28 @@ import shlex
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
-from typing import Any, Literal
+from typing import Literal, NotRequired
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
+from typing_extensions import TypedDict
 
 from watcher.core import untrusted
 from watcher.core.errors import UntrustedInputError
+
+
+class DetectionEntry(TypedDict):
+    """A detection as the repository state keeps it (JSON) and the messages, `status` and the proposal read it."""
+
+    language: str
+    registry: str
+    package: str
+    version: str | None
+    manifest: str
+    specifier: str | None
+    resolved: NotRequired[str | None]
+    """How a range was resolved to the baseline (watcher.repos.resolve), for a team file's servers."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +54,7 @@ class Detection:
         """What `servers[].language` takes: the watcher builds Python and TypeScript, others declare `prepare`."""
         return self.language if self.language in ("python", "typescript") else "other"  # type: ignore[return-value]
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> DetectionEntry:
         return {
             "language": self.language,
             "registry": self.registry,
@@ -159,7 +173,7 @@ def _ranged(spec: str | None, caret_default: bool = False) -> tuple[str | None, 
 
 def _package_json(text: str, name: str) -> Found:
     data = untrusted.json_document(text, name, limits=untrusted.MANIFEST, expect=dict)
-    deps: dict[str, Any] = {}
+    deps: dict[str, object] = {}  # the manifest's dependency tables: name → its range (read as text)
     for section in ("devDependencies", "peerDependencies", "dependencies"):
         deps.update(data.get(section) or {})
     for package in _NPM:

@@ -7,10 +7,12 @@ from __future__ import annotations
 from typing import Any
 
 from watcher.config import LoadedConfig
+from watcher.core.run_report import RunReport
 from watcher.core.store import Store
-from watcher.core.store_schema import Notice
+from watcher.core.store_schema import Notice, RunRow
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, escape, section
+from watcher.repos.detect import DetectionEntry
 from watcher.repos.sync import RepoState
 from watcher.repos.teamfile import FILE_NAME
 from watcher.suites.source.checkout import display_url
@@ -39,13 +41,13 @@ def send_due_onboarding(loaded: LoadedConfig, store: Store, states: list[RepoSta
     for state in states:
         if state.onboarded or not state.onboarding_runs:
             continue
-        verdicts: dict[str, dict[str, Any]] = {}
+        verdicts: dict[str, RunRow] = {}
         for run in state.onboarding_runs:
             name, version = run.rsplit("@", 1)
             done = [r for r in store.runs(status="done", server=name, limit=20) if r["sdk_version"] == version]
             if not done:
                 break
-            verdicts[name] = dict(done[0])
+            verdicts[name] = done[0]
         else:
             team = loaded.config.team(state.team)
             text, blocks = onboarding_text(state, verdicts)
@@ -57,7 +59,7 @@ def send_due_onboarding(loaded: LoadedConfig, store: Store, states: list[RepoSta
     return sent
 
 
-def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
+def onboarding_text(state: RepoState, verdicts: dict[str, RunRow]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     """The message's text and blocks: everything in it but our own words comes from the team's file, its
     repository or its runs, so it is all composed escaped."""
     repo = display_url(state.git)
@@ -68,7 +70,7 @@ def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tu
             server,
             state.detections.get(server["name"]),
             state.overridden.get(server["name"]) or [],
-            verdicts.get(server["name"]) or {},
+            verdicts.get(server["name"]),
         )
         for server in state.servers
         if server["name"] in first  # a server added to the file since has its own message (serverset.welcome)
@@ -82,18 +84,17 @@ def onboarding_text(state: RepoState, verdicts: dict[str, dict[str, Any]]) -> tu
     return text, blocks
 
 
-def server_line(
-    server: dict[str, Any], found: dict[str, Any] | None, overridden: list[str], run: dict[str, Any]
-) -> str:
+def server_line(server: dict[str, Any], found: DetectionEntry | None, overridden: list[str], run: RunRow | None) -> str:
     """One server of an onboarding message: what it is, where that was read, its baseline and first verdict."""
     how = f"detected in {found['manifest']}" if found else "as written in the file"
     if found and overridden:
         how += f"; set in the file: {', '.join(overridden)}"
     if found and found.get("specifier") and found.get("resolved"):
         how += f"; {found['specifier']} resolved to {server['baseline_sdk_version']} ({found['resolved']})"
-    reasons = [r.get("reason", "") for r in (run.get("report") or {}).get("reasons", [])]
-    verdict = str(run.get("verdict") or "not run")
-    contract = (run.get("report") or {}).get("contract") or {}
+    report: RunReport = (run.get("report") if run else None) or {}
+    reasons = [r.get("reason", "") for r in report.get("reasons", [])]
+    verdict = str((run.get("verdict") if run else None) or "not run")
+    contract = report.get("contract") or {}
     baseline = (
         f"contract baseline taken on {server['baseline_sdk_version']}"
         if contract.get("baseline_snapshot")

@@ -24,7 +24,7 @@ from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, escape, section
-from watcher.repos.detect import Detection, ManifestError, Read, detect
+from watcher.repos.detect import Detection, DetectionEntry, ManifestError, Read, detect
 from watcher.repos.teamfile import FILE_NAME
 from watcher.suites.source.checkout import display_url
 
@@ -42,7 +42,7 @@ class Proposal:
     name: str
     folder: str
     """The server's folder in the repository ("": its root)."""
-    detection: dict[str, Any] | None
+    detection: DetectionEntry | None
     start: list[str]
     transport: str
     prepare: list[list[str]]

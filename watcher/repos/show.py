@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing_extensions import TypedDict
+
 from watcher.config import WatcherConfig
 from watcher.core.store import Store
 from watcher.repos.proposal import Proposal
@@ -97,9 +99,21 @@ def page_banners(config: WatcherConfig, store: Store) -> list[str]:
     return lines
 
 
-def proposals_json(config: WatcherConfig, store: Store) -> list[dict[str, Any]]:
+class ProposalRow(TypedDict):
+    """A repository without a team file and the file proposed to its team, as the page and `status` list it."""
+
+    repository: str
+    team: str
+    commit: str
+    found: str
+    """What detection found, in words (`Proposal.summary`)."""
+    file: str
+    """The proposed team file's text."""
+
+
+def proposals_json(config: WatcherConfig, store: Store) -> list[ProposalRow]:
     """The repositories without a team file and what was proposed to each (the page and `status`)."""
-    shown = []
+    shown: list[ProposalRow] = []
     for state in repo_states(config, store):
         if state.has_file or not state.proposal or not state.commit:
             continue

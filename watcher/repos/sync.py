@@ -29,6 +29,7 @@ from watcher.core.store_schema import Notice
 from watcher.core.timefmt import iso, utcnow
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, escape, section
+from watcher.repos.detect import DetectionEntry
 from watcher.repos.gitread import GitReadError, fetch
 from watcher.repos.proposal import propose, queue_proposals
 from watcher.repos.settings import TeamRepo
@@ -53,7 +54,7 @@ class RepoState:
     """The commit the servers in use were read from (the last good one)."""
     servers: list[dict[str, Any]] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)
-    detections: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+    detections: dict[str, DetectionEntry | None] = field(default_factory=dict)
     overridden: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
     error_commit: str | None = None
@@ -121,7 +122,7 @@ def merged(loaded: LoadedConfig, states: list[RepoState]) -> LoadedConfig:
                 extra.append(server)
     if not extra:
         return loaded
-    values = {name: getattr(config, name) for name in type(config).model_fields}
+    values: dict[str, object] = {name: getattr(config, name) for name in type(config).model_fields}
     try:
         whole = WatcherConfig.model_validate({**values, "servers": [*config.servers, *extra]})
     except ValidationError:
@@ -129,7 +130,7 @@ def merged(loaded: LoadedConfig, states: list[RepoState]) -> LoadedConfig:
     return LoadedConfig(config=whole, path=loaded.path, base_dir=loaded.base_dir)
 
 
-def _one_by_one(config: WatcherConfig, values: dict[str, Any], extra: list[Server]) -> WatcherConfig:
+def _one_by_one(config: WatcherConfig, values: dict[str, object], extra: list[Server]) -> WatcherConfig:
     """The servers that fit, added one at a time (only when the whole set does not validate)."""
     servers = list(config.servers)
     whole = config
@@ -294,9 +295,10 @@ def _read_one(
     state.proposal = None
     state.servers = [s.model_dump(mode="json") for s in parsed.servers if s.name not in state.refused]
     state.lines = parsed.lines
-    state.detections = {
+    detections: dict[str, DetectionEntry | None] = {
         k: {**d.as_dict(), "resolved": parsed.resolved.get(k)} if d else None for k, d in parsed.detections.items()
     }
+    state.detections = detections
     state.overridden = parsed.overridden
 
 

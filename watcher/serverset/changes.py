@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
+
+from typing_extensions import TypedDict
 
 from watcher.core.store import Store
 from watcher.core.timefmt import iso, utcnow
@@ -102,7 +104,35 @@ def record_changes(store: Store, placed: list[Placed]) -> list[ServerChange]:
     return changes
 
 
-def recent_changes(store: Store, limit: int = 20) -> list[dict[str, Any]]:
+class ChangeRow(TypedDict):
+    """A change of the server set as the page and `/api/status` list it: its kind and time, then its event's
+    payload as `record_changes` wrote it."""
+
+    kind: str
+    at: str
+    name: str
+    team: str
+    origin: str
+    where: str
+    changed: list[str]
+    line: str
+
+
+def recent_changes(store: Store, limit: int = 20) -> list[ChangeRow]:
     """The newest changes of the server set, newest first, as the page and `/api/status` list them."""
-    rows = store.newest_events(EVENT_KINDS, int(limit))
-    return [{"kind": r["kind"].removeprefix("server-"), "at": r["created"], **r["payload"]} for r in rows]
+    listed: list[ChangeRow] = []
+    for r in store.newest_events(EVENT_KINDS, int(limit)):
+        p = r["payload"]  # the event's JSON as record_changes wrote it (these keys since server-set events began)
+        listed.append(
+            {
+                "kind": r["kind"].removeprefix("server-"),
+                "at": r["created"],
+                "name": p["name"],
+                "team": p["team"],
+                "origin": p["origin"],
+                "where": p["where"],
+                "changed": p["changed"],
+                "line": p["line"],
+            }
+        )
+    return listed

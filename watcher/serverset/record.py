@@ -11,7 +11,9 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import TypeAlias
+
+from pydantic import JsonValue
 
 from watcher.core.store import Store
 from watcher.suites.settings import Server
@@ -23,7 +25,11 @@ CENTRAL = "central"
 """The origin of a server the central file defines (every other origin is a repository's git address)."""
 
 
-def definition(server: Server) -> dict[str, Any]:
+Definition: TypeAlias = dict[str, JsonValue]
+"""A server's definition as JSON (its settings' JSON dump): stored, fingerprinted and compared key by key."""
+
+
+def definition(server: Server) -> Definition:
     """A server's definition as written: everything but the commit its code is read from (a new commit is new
     code, run at the next run, not a new definition)."""
     data = server.model_dump(mode="json")
@@ -33,7 +39,7 @@ def definition(server: Server) -> dict[str, Any]:
     return data
 
 
-def fingerprint(data: dict[str, Any]) -> str:
+def fingerprint(data: Definition) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -50,7 +56,7 @@ class ServerEntry:
     """CENTRAL, or the git address of the repository whose team file declares it."""
     where: str
     """The file (and line) it was last read from, for messages."""
-    definition: dict[str, Any]
+    definition: Definition
     since: str
     """When it (last) appeared."""
     retired: str | None = None

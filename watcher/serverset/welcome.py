@@ -10,9 +10,10 @@ from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.core.store import Store
-from watcher.core.store_schema import Notice
+from watcher.core.store_schema import Notice, RunRow
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, escape, section
+from watcher.repos.detect import DetectionEntry
 from watcher.repos.onboarding import DOC, server_line
 from watcher.serverset.changes import ServerChange
 from watcher.serverset.record import CENTRAL, origin_name
@@ -28,7 +29,7 @@ class Welcome:
     where: str
     version: str
     since: str
-    detection: dict[str, Any] | None = None
+    detection: DetectionEntry | None = None
     overridden: list[str] | None = None
 
 
@@ -41,7 +42,7 @@ def expect_welcome(
     store: Store,
     change: ServerChange,
     version: str,
-    detection: dict[str, Any] | None = None,
+    detection: DetectionEntry | None = None,
     overridden: list[str] | None = None,
 ) -> None:
     """Remember that ``change``'s server gets its onboarding message once its run on ``version`` is done."""
@@ -77,7 +78,7 @@ def send_due_welcomes(loaded: LoadedConfig, store: Store) -> list[str]:
             waiting.append(welcome)
             continue
         team = loaded.config.team(server.team)
-        text, blocks = welcome_text(welcome, server.model_dump(mode="json"), dict(done[0]))
+        text, blocks = welcome_text(welcome, server.model_dump(mode="json"), done[0])
         key = keys.server_onboarding(welcome.name, welcome.since, team.name)
         if store.enqueue(Notice(key, team.name, team.slack_channel, "server-onboarding", text, blocks)):
             sent.append(key)
@@ -85,7 +86,7 @@ def send_due_welcomes(loaded: LoadedConfig, store: Store) -> list[str]:
     return sent
 
 
-def welcome_text(welcome: Welcome, server: dict[str, Any], run: dict[str, Any]) -> tuple[Mrkdwn, list[dict[str, Any]]]:
+def welcome_text(welcome: Welcome, server: dict[str, Any], run: RunRow) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     source = "the central config" if welcome.origin == CENTRAL else origin_name(welcome.origin)
     head = f"mcp-watcher now watches {welcome.name} too, from {source} ({welcome.where})"
     line = server_line(server, welcome.detection, welcome.overridden or [], run)

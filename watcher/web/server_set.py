@@ -5,11 +5,14 @@ each, and the repositories no rule gives an owner."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 from watcher.serverset.changes import recent_changes
 from watcher.serverset.record import origin_name, retired_servers
 from watcher.web.context import WebContext
+
+if TYPE_CHECKING:  # repos.show is imported when a repository is configured (see _proposals)
+    from watcher.repos.show import ProposalRow
 
 CHANGES_SHOWN = 12
 
@@ -44,7 +47,7 @@ class UnownedRepo:
 class ServerSetView:
     changes: list[ChangeLine] = field(default_factory=list)
     retired: list[RetiredServer] = field(default_factory=list)
-    proposals: list[dict[str, Any]] = field(default_factory=list)
+    proposals: list[ProposalRow] = field(default_factory=list)
     """Repositories without a team file: what detection found and the file proposed (watcher.repos.proposal)."""
     unowned: list[UnownedRepo] = field(default_factory=list)
     """Repositories discovery found that no ownership rule maps to a team (watcher.repos.owners)."""
@@ -61,7 +64,7 @@ def collect_server_set(ctx: WebContext) -> ServerSetView:
     return ServerSetView(changes, retired, _proposals(ctx), _unowned(ctx))
 
 
-def _proposals(ctx: WebContext) -> list[dict[str, Any]]:
+def _proposals(ctx: WebContext) -> list[ProposalRow]:
     config = ctx.loaded.config
     if not (config.repos or config.discover.github):
         return []
