@@ -66,6 +66,8 @@ one for a report of its own. Each is drawn under its Python base, with its modul
     └── UnsafeMember              a member of a fetched tree that is not written (watcher.suites.source.extract)
     ValueError
     ├── ClockSettingError         MCP_WATCHER_CLOCK_START is not an ISO date-time (watcher.core.clock)
+    ├── ContractDocError          a contract diff document (a report handed to `accept`) of no known shape, the
+    │                             field named (watcher.core.contract_doc)
     ├── LocatedError              a validator points its error at another place of the document
     │                             (watcher.core.configfile)
     ├── ManifestError             a manifest its own parser refuses (watcher.repos.detect)
