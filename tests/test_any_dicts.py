@@ -8,12 +8,9 @@ from tests.any_dicts import count_any_mappings, sources
 
 IO_EDGES: dict[str, tuple[int, str]] = {
     "watcher.boundary.sandbox": (1, "the sandbox's info file written by bubblewrap (--info-fd): its JSON as read"),
-    "watcher.contract.accept": (14, "accept files (team YAML) and the diff's JSON they are matched against"),
-    "watcher.contract.commands": (2, "`diff`'s JSON output document"),
-    "watcher.contract.diff": (18, "a server's tools/prompts/resources entries: MCP JSON objects compared as JSON"),
+    "watcher.contract.diff": (17, "a server's tools/prompts/resources entries: MCP JSON objects compared as JSON"),
     "watcher.contract.handshake": (9, "the server's JSON-RPC answers (initialize, */list) as received"),
     "watcher.contract.normalize": (8, "MCP JSON entries normalised before comparison (arbitrary JSON by the protocol)"),
-    "watcher.contract.report": (16, "the contract report: `diff`'s JSON document (read by CI and by accept files)"),
     "watcher.contract.rules.errors": (3, "rules read the MCP JSON entries of a snapshot"),
     "watcher.contract.rules.evolution": (3, "rules read the MCP JSON entries of a snapshot"),
     "watcher.contract.rules.lists": (5, "rules read the MCP JSON entries of a snapshot"),
@@ -30,20 +27,20 @@ IO_EDGES: dict[str, tuple[int, str]] = {
     "watcher.contract.snapshot.outcome": (5, "the snapshot file (JSON) as written and read"),
     "watcher.contract.snapshot.probes": (6, "probe calls' JSON-RPC answers as received"),
     "watcher.contract.snapshot.session": (13, "the JSON-RPC session with the server: requests and answers"),
-    "watcher.contract.snapshot.take": (4, "the snapshot file (JSON) as written"),
+    "watcher.contract.snapshot.take": (1, "the snapshot's manifest file (JSON) as written"),
     "watcher.core.store": (
         6,
         "the state database's JSON columns decoded (event payloads, kv, outbox blocks)",
     ),
     "watcher.core.store_backtests": (1, "a backtests row as SQLite gives it, before its JSON answer column is decoded"),
-    "watcher.core.store_clusters": (4, "the clusters tables' JSON columns decoded"),
+    "watcher.core.store_clusters": (3, "the clusters tables' JSON columns decoded"),
     "watcher.core.store_schema": (
         8,
         "row types of JSON columns (event payload, outbox blocks, backtest answer)",
     ),
     "watcher.core.untrusted": (2, "the one loader of outside JSON/TOML: a parsed document before any model reads it"),
     "watcher.core.yaml_strict": (1, "the strict YAML loader's mapping constructor: YAML before validation"),
-    "watcher.decisions.buttons": (17, "Block Kit buttons and their action values: slack-sdk takes dicts"),
+    "watcher.decisions.buttons": (15, "Block Kit buttons and their action values: slack-sdk takes dicts"),
     "watcher.digest.model": (2, "Digest.to_json: the digest as one JSON document (its dataclasses dumped)"),
     "watcher.digest.slack": (9, "the digest's Block Kit: slack-sdk takes dicts"),
     "watcher.evaluation.notices": (2, "the evaluation reply's Block Kit: slack-sdk takes dicts"),
@@ -60,17 +57,19 @@ IO_EDGES: dict[str, tuple[int, str]] = {
     "watcher.polling.alerts": (1, "as_json: a part of `status --json`"),
     "watcher.polling.cadence": (2, "as_json: a part of `status --json`"),
     "watcher.polling.poll": (1, "as_json: `poll --json`'s JSON document"),
+    "watcher.readiness.judge": (2, "the conformance suite's checks.json entries (outside JSON) read for what to fix"),
+    "watcher.readiness.view": (1, "to_json: `readiness --json`'s JSON document (a revision's readiness, asdict)"),
     "watcher.repos.discover": (1, "GitHub's organisation repository listing (REST JSON answers) as received, paged"),
     "watcher.repos.show": (
         4,
         "repos_json/discovery_json: the repositories part of `status --json`, its text made from it",
     ),
     "watcher.slackapp.app": (
-        20,
+        16,
         "Slack's interaction payloads (Bolt hands dicts) and the modal views built for it (Block Kit)",
     ),
     "watcher.slackapp.connect": (1, "describe(): `slack check --json`'s document"),
-    "watcher.slackapp.summary": (6, "the Slack status answer: sections turned into Block Kit text"),
+    "watcher.slackapp.summary": (3, "the Slack status answer: sections turned into Block Kit text"),
     "watcher.sources.notices": (1, "the release alert's Block Kit: slack-sdk takes dicts"),
     "watcher.sources.packagist": (5, "Packagist's minified answer, expanded before it is parsed"),
     "watcher.spec.notices": (3, "the spec alert's Block Kit, and the stored before/after rows it shows"),
@@ -85,44 +84,17 @@ IO_EDGES: dict[str, tuple[int, str]] = {
         7,
         "the conformance CLI's checks.json entries (outside JSON), read and collapsed",
     ),
+    "watcher.suites.notices": (2, "the result notice's Block Kit: slack-sdk takes dicts"),
 }
 """Modules that take or give outside JSON (a registry's, a server's, Slack's, a CI artifact) or write a JSON
 document: (the most any-mappings they may hold, why). Block Kit stays a dict where slack-sdk takes dicts."""
 
 NOT_YET_TYPED: dict[str, tuple[int, str]] = {
-    "watcher.clusters.notices": (1, "a cluster given as its store row or as the page's dict of it"),
-    "watcher.clusters.record": (1, "the clusters table's columns written from a run report's typed parts"),
-    "watcher.clusters.signature": (1, "a contract change of the diff's JSON document: typed with the contract report"),
-    "watcher.core.run_report": (
-        3,
-        "the report's contract diff, snapshot summary and readiness step parts (their own JSON documents)",
-    ),
-    "watcher.decisions.accepts": (5, "a diff's JSON changes matched to accept entries: typed with the contract report"),
-    "watcher.decisions.records": (
-        9,
-        "Slack action details and accept entries stored as JSON: a record type per action fits",
-    ),
-    "watcher.readiness.candidate": (9, "readiness step results kept as JSON in the store"),
-    "watcher.readiness.cycle": (13, "readiness step results and summaries kept as JSON in the store"),
-    "watcher.readiness.judge": (7, "readiness step results kept as JSON in the store"),
-    "watcher.readiness.notices": (2, "readiness step results kept as JSON in the store"),
-    "watcher.readiness.suite": (1, "readiness step results kept as JSON in the store"),
-    "watcher.readiness.view": (4, "readiness step results kept as JSON in the store"),
     "watcher.repos.onboarding": (2, "a server's JSON dump read field by field, and the message's Block Kit"),
     "watcher.repos.proposal": (3, "Proposal.as_dict as RepoState keeps it, the proposed YAML mapping, its Block Kit"),
     "watcher.repos.sync": (2, "RepoState kept as JSON (kv): its servers' JSON dumps and the proposal's stored form"),
     "watcher.serverset.welcome": (2, "the server's JSON dump read field by field, and the welcome's Block Kit"),
-    "watcher.suites.judge.contract": (
-        7,
-        "the contract diff's JSON document steered by accept files: typed with the contract report",
-    ),
-    "watcher.suites.notices": (5, "contract changes of the diff's JSON document, and the result's Block Kit"),
-    "watcher.suites.runner": (
-        5,
-        "the contract diff and snapshot summary parts handed to the report (see core.run_report)",
-    ),
     "watcher.web.overview": (3, "readiness.view's rows as JSON for the panel, and a source's `/api/status` entry"),
-    "watcher.web.run_page": (1, "contract changes of the diff's JSON document grouped for the page"),
 }
 """Data between stages still carried as dicts: named so the count only goes down. Each is a type to make, not
 an edge; the reason says what the dict is."""

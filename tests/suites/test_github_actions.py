@@ -422,6 +422,7 @@ def test_a_ci_contract_the_watcher_cannot_steer_is_an_error_result(
     report, store = _ci_run_with_slack(tmp_path, gh, monkeypatch, {"changes": ["not a change"]}, slack, reason)
     assert report["verdict"] == "error"
     [entry] = report["reasons"]
-    assert "the artifact is not a check report: its contract cannot be read" in entry["reason"]
+    # The typed reader refuses the artifact at the door, naming the part that is no contract change.
+    assert "the artifact is not a check report: report.json: contract.changes.0: " in entry["reason"]
     [row] = store.outbox()
     assert row["text"].startswith("ERROR: books-ci could not be checked")

@@ -4,13 +4,16 @@ github-actions executor; what this release writes carries its version; anything 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sqlite3
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 
+from watcher.core.contract_doc import ContractDocError, load_contract_diff
 from watcher.core.run_report import REPORT_VERSION, ReportError, load_report
 from watcher.core.store import Store
 from watcher.suites.runner import read_report
@@ -148,3 +151,135 @@ def test_a_document_of_no_known_shape_is_refused_naming_the_field(document: obje
 def test_fields_a_later_version_adds_are_kept():
     report = load_report({"verdict": "pass", "later": {"x": 1}, "install": {"ok": True, "new": 2}}, "r")
     assert report["install"] == {"ok": True, "new": 2} and dict(report)["later"] == {"x": 1}
+
+
+# --- the parts e8aec50 wrote that the run cases above leave out (record_parts.py) ---------------------------------
+
+
+def _recorder() -> ModuleType:
+    """record_parts.py, the recorder of the part fixtures: run here on this release, it makes them again."""
+    spec = importlib.util.spec_from_file_location("record_parts", OLD / "record_parts.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _part(name: str) -> Any:
+    return json.loads((OLD / name).read_text(encoding="utf-8"))
+
+
+def test_a_steered_contract_part_of_e8aec50_loads_with_every_field_typed():
+    part = _part("part_contract_steered.json")
+    report = load_report({"verdict": "fail", "contract": part}, "r")
+    contract = report.get("contract")
+    assert contract is not None and contract == part  # handed back as it is
+    assert [c.get("rule") for c in contract.get("changes", [])] == [
+        "type_changed",
+        "required_parameter_added",
+        "tool_removed",
+    ]
+    regraded = contract["changes"][1]
+    assert (regraded.get("grade"), regraded.get("originalGrade"), regraded.get("breaksClients")) == (
+        "models",
+        "breaking",
+        False,
+    )
+    [accepted] = contract.get("accepted", [])
+    assert accepted.get("accepted") == {"reason": "reworded on purpose", "expires": "2027-01-31", "by": "books team"}
+    assert [c.get("rule") for c in contract.get("ignored", [])] == ["tool_added"]
+    assert [c.get("rule") for c in contract.get("lints", [])] == ["removed_without_deprecation"]
+    acceptance = contract["acceptance"]
+    assert [e.get("name") for e in acceptance.get("stale", [])] == ["gone_long_ago"]
+    assert [e.get("by", "absent") for e in acceptance.get("expired", [])] == [None]  # model_dump keeps the None
+    slack = acceptance.get("slack", {})
+    assert slack.get("entries") == 1 and [s["by"] for s in slack.get("shadowed", [])] == ["alice"]
+    assert contract.get("summary") == {
+        "total": 3,
+        "breaksClients": 2,
+        "affectsModels": 3,
+        "dangerous": 0,
+        "lints": 1,
+        "accepted": 1,
+    }
+    assert load_contract_diff(part, "part") == part
+
+
+def test_the_stored_contract_part_is_read_by_its_readers():
+    """The e8aec50 part through this release's readers: the accept file it names, its notice lines, its page."""
+    from watcher.suites.judge.contract import contract_reason, file_of_report
+    from watcher.suites.notices import contract_groups
+
+    part = load_contract_diff(_part("part_contract_steered.json"), "part")
+    file = file_of_report(part)
+    assert file is not None and file.path == "books/accept.yaml"
+    assert [e.label() for e in file.entries] == [
+        "description_changed tools/get_item",
+        "tool_removed tools/gone_long_ago",
+        "type_changed tools/get_item inputSchema.properties.q",
+    ]
+    assert contract_reason(part) == "contract: 2 change(s) that break clients"
+    breaking, models, others = contract_groups(part)
+    assert (len(breaking), len(models), others) == (2, 1, 0)
+
+
+def test_this_release_steers_a_contract_as_e8aec50_did(tmp_path: Path):
+    """The recorder's inputs through this release's functions: the same document, key for key and in order."""
+    made = _recorder().contract_part(tmp_path)
+    expected = _part("part_contract_steered.json")
+    assert json.dumps(made, indent=2) == json.dumps(expected, indent=2)
+
+
+def test_a_readiness_run_of_e8aec50_loads_its_step_and_its_stored_results(tmp_path: Path):
+    from watcher.readiness.model import KV_RESULTS, stored_results
+
+    report = load_report(_part("part_readiness_report.json"), "r")
+    step = report.get("step")
+    assert step is not None and step.get("set") == "2027-03-30" and step.get("passed") == 1
+    assert [(i["scenario"], i["checks"]) for i in step.get("to_fix", [])] == [
+        ("elicitation-form", ["elicitation-form"]),
+        ("sampling-create", ["sampling-answer", "sampling-request"]),
+    ]
+    store = Store(tmp_path / "state.db")
+    stored = _part("part_readiness_results.json")
+    store.set_kv(KV_RESULTS, stored)
+    results = stored_results(store)
+    assert results == stored
+    servers = results["2027-03-30"]["servers"]
+    assert servers["library"].get("status") == "to_fix" and servers["books"].get("sdk_version") is None
+
+
+def test_this_release_writes_a_readiness_step_and_its_results_as_e8aec50_did():
+    report, results = _recorder().readiness_parts()
+    assert report == _part("part_readiness_report.json") and results == _part("part_readiness_results.json")
+
+
+@pytest.mark.parametrize(
+    ("part", "named"),
+    [
+        (
+            {"contract": {"changes": [{"rule": "tool_removed", "breaksClients": "sometimes"}]}},
+            "contract.changes.0.breaksClients: Input should be a valid boolean",
+        ),
+        ({"contract": {"acceptance": {"stale": [{"expires": 20270131}]}}}, "contract.acceptance.stale.0.expires"),
+        ({"contract": {"summary": {"total": "three"}}}, "contract.summary.total"),
+        ({"snapshot": {"eras": {"legacy": {"counts": {"tools": "many"}}}}}, "snapshot.eras.legacy.counts.tools"),
+        ({"step": {"to_fix": [{"scenario": "s", "checks": "c", "message": "", "spec": []}]}}, "step.to_fix.0.checks"),
+        ({"step": {"pinned": [{"ok": "maybe"}]}}, "step.pinned.0.ok"),
+    ],
+)
+def test_a_malformed_part_is_refused_naming_its_field(part: dict[str, object], named: str):
+    with pytest.raises(ReportError) as caught:
+        load_report({"verdict": "fail", **part}, "the-report.json")
+    assert str(caught.value).startswith(f"the-report.json: {named}")
+
+
+def test_malformed_readiness_results_and_diff_documents_are_refused_naming_the_field(tmp_path: Path):
+    from watcher.readiness.model import KV_RESULTS, stored_results
+
+    store = Store(tmp_path / "state.db")
+    store.set_kv(KV_RESULTS, {"2027-03-30": {"servers": {"library": {"to_fix": [{"scenario": 1}]}}}})
+    with pytest.raises(ReportError, match=r"2027-03-30\.servers\.library\.to_fix\.0\.scenario"):
+        stored_results(store)
+    with pytest.raises(ContractDocError, match=r"^diff\.json: changes\.0\.path: "):
+        load_contract_diff({"changes": [{"path": 3}]}, "diff.json")

@@ -4,8 +4,6 @@ from outside (signatures, note lines, server names) is escaped by the one Slack 
 
 from __future__ import annotations
 
-from typing import Any
-
 from watcher.clusters.release_notes import NotesFinding
 from watcher.clusters.upstream import UpstreamDraft
 from watcher.config import LoadedConfig
@@ -20,7 +18,7 @@ RELEASES_HOME = "https://github.com/"
 """A note's address (from the answer of GitHub's API) is a link only there; any other is shown as its version."""
 
 
-def cluster_link(loaded: LoadedConfig, cluster: ClusterRow | dict[str, Any]) -> Mrkdwn:
+def cluster_link(loaded: LoadedConfig, cluster: ClusterRow) -> Mrkdwn:
     """A link to the cluster view on the status page when its public address is configured, else the words."""
     base = loaded.config.http.public_url
     if base:

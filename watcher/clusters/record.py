@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
 
 from watcher.clusters import release_notes
 from watcher.clusters.notices import operator_notices, team_reply
@@ -18,7 +17,7 @@ from watcher.config import LoadedConfig
 from watcher.core.errors import ConfigError
 from watcher.core.run_report import ClusterPart, RunReport
 from watcher.core.store import Store
-from watcher.core.store_clusters import ClusterRow
+from watcher.core.store_clusters import ClusterRow, NewCluster
 from watcher.core.store_schema import Notice
 from watcher.sources.settings import SdkSource
 
@@ -55,7 +54,7 @@ def notes_for(
     return release_notes.explain(store, source, wanted, symbols)
 
 
-def _cluster_fields(report: RunReport, signature: Signature) -> dict[str, Any]:
+def _cluster_fields(report: RunReport, signature: Signature) -> NewCluster:
     return {
         "sdk": report["sdk"],
         "version": report["sdk_version"],

@@ -8,10 +8,10 @@ import hashlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from watcher.clusters.normalise import normalise
 from watcher.clusters.pytrace import Traceback, last_traceback
+from watcher.core.contract_doc import ContractChange
 from watcher.core.run_report import RunReport
 
 SDK_FRAMES = 3
@@ -169,7 +169,7 @@ def conformance_failures(facts: Facts) -> Signature | None:
     return _make("conformance_failures", parts, summary, "\n".join(parts), scenarios + checks, reproduction)
 
 
-def _shape(change: dict[str, Any]) -> str:
+def _shape(change: ContractChange) -> str:
     """Where a change is, with the item's own name and numbers taken out: `any tools item at inputSchema.<n>`."""
     name, path = str(change.get("name") or ""), str(change.get("path") or "")
     if name:

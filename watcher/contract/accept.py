@@ -14,7 +14,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, RootModel, field_validator
@@ -23,6 +23,7 @@ from watcher.contract.rules import RULES
 from watcher.contract.rules.base import grade_of
 from watcher.core import untrusted
 from watcher.core.configfile import validate_with_lines
+from watcher.core.contract_doc import AcceptedWhy, AcceptEntryRecord, ContractChange, ContractDiff, ContractSummary
 from watcher.core.errors import ConfigError
 
 LIST_NAMES: dict[str, str] = {
@@ -67,7 +68,7 @@ class AcceptEntry(BaseModel):
             raise ValueError("say why the change is accepted")
         return value
 
-    def matches(self, change: dict[str, Any]) -> bool:
+    def matches(self, change: ContractChange) -> bool:
         return (
             change.get("rule") == self.rule
             and change.get("list") == LIST_NAMES[self.list_name]
@@ -75,8 +76,19 @@ class AcceptEntry(BaseModel):
             and (self.path is None or str(change.get("path") or "").startswith(self.path))
         )
 
-    def record(self) -> dict[str, Any]:
+    def record(self) -> AcceptedWhy:
         return {"reason": self.reason, "expires": self.expires.isoformat(), "by": self.by}
+
+    def as_record(self, *, keep_none: bool = False) -> AcceptEntryRecord:
+        """The entry as the report names it: `model_dump(mode="json", by_alias=True)`, its None fields left out
+        unless `keep_none`, typed."""
+        record: AcceptEntryRecord = {"rule": self.rule, "list": self.list_name, "name": self.name}
+        if self.path is not None or keep_none:
+            record["path"] = self.path
+        record.update({"reason": self.reason, "expires": self.expires.isoformat()})
+        if self.by is not None or keep_none:
+            record["by"] = self.by
+        return record
 
     def label(self) -> str:
         path = f" {self.path}" if self.path else ""
@@ -125,11 +137,11 @@ def parse_accept_file(text: str | bytes, filename: str) -> AcceptFile:
     return AcceptFile(filename, tuple(entries))
 
 
-def apply_acceptance(report: dict[str, Any], accept: AcceptFile, today: dt.date) -> dict[str, Any]:
+def apply_acceptance(report: ContractDiff, accept: AcceptFile, today: dt.date) -> ContractDiff:
     """The report with accepted changes moved to `accepted` (each with `accepted: {reason, expires, by}`),
     and `acceptance: {file, stale, expired}` telling what the file did not do."""
-    kept: list[dict[str, Any]] = []
-    accepted: list[dict[str, Any]] = list(report.get("accepted") or [])
+    kept: list[ContractChange] = []
+    accepted: list[ContractChange] = list(report.get("accepted") or [])
     used: set[int] = set()
     expired: dict[int, list[str]] = {}
     notes = list(report.get("notes") or [])
@@ -156,17 +168,17 @@ def apply_acceptance(report: dict[str, Any], accept: AcceptFile, today: dt.date)
                 f"reported again: {', '.join(where)}"
             )
     stale = [
-        {**entry.model_dump(mode="json", by_alias=True, exclude_none=True)}
+        entry.as_record()
         for index, entry in enumerate(accept.entries)
         if index not in used and index not in expired and entry.expires >= today
     ]
-    summary = dict(report.get("summary") or {})
-    summary.update(
-        total=len(kept),
-        breaksClients=sum(1 for c in kept if c.get("breaksClients")),
-        affectsModels=sum(1 for c in kept if c.get("affectsModels")),
-        accepted=len(accepted),
-    )
+    summary: ContractSummary = {
+        **(report.get("summary") or ContractSummary()),
+        "total": len(kept),
+        "breaksClients": sum(1 for c in kept if c.get("breaksClients")),
+        "affectsModels": sum(1 for c in kept if c.get("affectsModels")),
+        "accepted": len(accepted),
+    }
     return {
         **report,
         "changes": kept,
@@ -176,7 +188,7 @@ def apply_acceptance(report: dict[str, Any], accept: AcceptFile, today: dt.date)
         "acceptance": {
             "file": accept.path,
             "stale": stale,
-            "expired": [accept.entries[i].model_dump(mode="json", by_alias=True) for i in sorted(expired)],
+            "expired": [accept.entries[i].as_record(keep_none=True) for i in sorted(expired)],
         },
     }
 
@@ -201,20 +213,20 @@ def check_levels(levels: dict[str, str], where: str) -> None:
             raise ValueError(f"{where}: {rule}: level must be one of {', '.join(LEVEL_CHOICES)}, not {level!r}")
 
 
-def apply_levels(report: dict[str, Any], levels: dict[str, str]) -> dict[str, Any]:
+def apply_levels(report: ContractDiff, levels: dict[str, str]) -> ContractDiff:
     """The report with every change of an overridden rule re-graded (`grade`, `breaksClients`,
     `affectsModels`), its `originalGrade` beside; `ignore` moves it to `ignored`."""
     if not levels:
         return report
-    kept: list[dict[str, Any]] = []
-    ignored: list[dict[str, Any]] = list(report.get("ignored") or [])
+    kept: list[ContractChange] = []
+    ignored: list[ContractChange] = list(report.get("ignored") or [])
     for change in report.get("changes") or []:
         level = levels.get(str(change.get("rule")))
         if level is None:
             kept.append(change)
             continue
         original = change.get("grade") or grade_of(bool(change.get("breaksClients")), bool(change.get("affectsModels")))
-        regraded = {
+        regraded: ContractChange = {
             **change,
             "grade": level,
             "originalGrade": original,
@@ -222,18 +234,18 @@ def apply_levels(report: dict[str, Any], levels: dict[str, str]) -> dict[str, An
             "affectsModels": level == "models" or (level == "breaking" and bool(change.get("affectsModels"))),
         }
         (ignored if level == "ignore" else kept).append(regraded)
-    summary = dict(report.get("summary") or {})
-    summary.update(
-        total=len(kept),
-        breaksClients=sum(1 for c in kept if c.get("breaksClients")),
-        affectsModels=sum(1 for c in kept if c.get("affectsModels")),
-    )
+    summary: ContractSummary = {
+        **(report.get("summary") or ContractSummary()),
+        "total": len(kept),
+        "breaksClients": sum(1 for c in kept if c.get("breaksClients")),
+        "affectsModels": sum(1 for c in kept if c.get("affectsModels")),
+    }
     return {**report, "changes": kept, "ignored": ignored, "summary": summary}
 
 
 def accept_entries(
-    report: dict[str, Any], select: list[str], reason: str, expires: dt.date, by: str | None
-) -> list[dict[str, Any]]:
+    report: ContractDiff, select: list[str], reason: str, expires: dt.date, by: str | None
+) -> list[AcceptEntryRecord]:
     """Accept-file entries for the report's changes that `select` picks: each item is a rule id, a
     `list/name` or `rule:list/name` ("all" picks every change)."""
     reverse = {v: k for k, v in LIST_NAMES.items()}
@@ -242,14 +254,14 @@ def accept_entries(
         where = f"{change.get('list')}/{change.get('name')}"
         keys = {"all", str(change.get("rule")), where, f"{change.get('rule')}:{where}"}
         if keys & set(select):
-            entry: dict[str, Any] = {
-                "rule": change.get("rule"),
-                "list": reverse.get(str(change.get("list")), change.get("list")),
-                "name": change.get("name"),
+            entry: AcceptEntryRecord = {
+                "rule": str(change.get("rule")),
+                "list": reverse.get(str(change.get("list")), str(change.get("list"))),
+                "name": str(change.get("name")),
             }
             if change.get("path"):
                 entry["path"] = change["path"]
-            entry.update(reason=reason, expires=expires.isoformat())
+            entry.update({"reason": reason, "expires": expires.isoformat()})
             if by:
                 entry["by"] = by
             if entry not in picked:
@@ -257,7 +269,7 @@ def accept_entries(
     return picked
 
 
-def append_entries(path: Path, entries: list[dict[str, Any]]) -> None:
+def append_entries(path: Path, entries: list[AcceptEntryRecord]) -> None:
     """Append entries to an accept file (created when absent), after checking the result loads."""
     existing = path.read_text(encoding="utf-8") if path.exists() else ""
     if existing and not existing.endswith("\n"):

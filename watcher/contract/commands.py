@@ -8,7 +8,7 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from watcher.cli_support import Subparsers, iso_date
 from watcher.contract.credentials import (
@@ -25,6 +25,7 @@ from watcher.core import progress, vault
 
 if TYPE_CHECKING:
     from watcher.contract.snapshot import SnapshotTarget
+    from watcher.core.contract_doc import ContractDiff
 
 __all__ = ["PROFILE_ENV_PREFIX", "UsageError", "build_target", "register", "run_diff", "run_snapshot"]
 
@@ -179,7 +180,7 @@ def run_diff(args: argparse.Namespace) -> int:
             print(f"mcp-watcher diff: {exc}", file=sys.stderr)
             return 2
 
-        def adjust(report: dict[str, Any]) -> dict[str, Any]:
+        def adjust(report: ContractDiff) -> ContractDiff:
             report = apply_levels(report, levels)
             if accept_file is not None:
                 report = apply_acceptance(report, accept_file, clock.today())
@@ -200,6 +201,7 @@ def run_accept(args: argparse.Namespace) -> int:
     from watcher.contract.accept import AcceptError, accept_entries, append_entries
     from watcher.contract.normalize import read_json
     from watcher.core import clock
+    from watcher.core.contract_doc import load_contract_diff
 
     today = clock.today()
     if args.expires < today:  # an entry is in force through its expiry day: one already past accepts nothing
@@ -211,8 +213,8 @@ def run_accept(args: argparse.Namespace) -> int:
         return 2
 
     try:
-        report = read_json(args.report)
-    except (OSError, ValueError) as exc:
+        report = load_contract_diff(read_json(args.report), str(args.report))
+    except (OSError, ValueError) as exc:  # ContractDocError is a ValueError: a document of another shape
         print(f"mcp-watcher accept: {args.report}: not a readable JSON report: {exc}", file=sys.stderr)
         return 2
     entries = accept_entries(report, args.select, args.reason, args.expires, args.by)

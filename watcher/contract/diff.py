@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -40,6 +40,9 @@ from watcher.contract.rules import FAMILIES_BY_LIST, errors, evolution, lists, r
 from watcher.contract.rules.base import Change, Compared
 from watcher.contract.schema_diff import canonical, json_equal
 from watcher.core.errors import ContractError
+
+if TYPE_CHECKING:
+    from watcher.core.contract_doc import ContractDiff
 
 LIST_ORDER = ("server", "tools", "prompts", "resources", "resource-templates", "errors")
 ERA_ORDER = ("both", "legacy", "modern", None)
@@ -82,7 +85,7 @@ def diff_snapshots(
     candidate_label: str | None = None,
     server_name: str | None = None,
     today: dt.date | None = None,
-) -> dict[str, Any]:
+) -> ContractDiff:
     """The report's JSON form (see `watcher.contract.report`); raises SnapshotError on unusable input."""
     return report_json(compare_snapshots(baseline, candidate, baseline_label, candidate_label, server_name, today))
 

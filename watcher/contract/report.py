@@ -13,10 +13,11 @@ import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from watcher.contract.rules.base import Change
+    from watcher.core.contract_doc import ContractChange, ContractDiff
 
 FORMATS = ("json", "markdown", "junit", "github")
 LEVELS = ("clients", "dangerous", "models", "lints", "none")
@@ -40,9 +41,9 @@ class DiffReport:
     """What could not be compared, and why."""
 
 
-def change_json(change: Change) -> dict[str, Any]:
+def change_json(change: Change) -> ContractChange:
     """One change in the report's JSON shape (`hint` and `era` only when set)."""
-    record: dict[str, Any] = {
+    record: ContractChange = {
         "list": change.list_name,
         "name": change.name,
         "path": change.path,
@@ -63,7 +64,7 @@ def change_json(change: Change) -> dict[str, Any]:
     return record
 
 
-def report_json(report: DiffReport) -> dict[str, Any]:
+def report_json(report: DiffReport) -> ContractDiff:
     """The report's JSON form (see the module docstring)."""
     return {
         "baseline": report.baseline,
@@ -82,7 +83,7 @@ def report_json(report: DiffReport) -> dict[str, Any]:
     }
 
 
-def worst_level(report: dict[str, Any]) -> str:
+def worst_level(report: ContractDiff) -> str:
     """The report's worst grade: "clients" if any change breaks clients, else "models" if any affects
     models, else "none"."""
     changes = report.get("changes") or []
@@ -93,7 +94,7 @@ def worst_level(report: dict[str, Any]) -> str:
     return "none"
 
 
-def at_level(change: dict[str, Any], fail_on: str) -> bool:
+def at_level(change: ContractChange, fail_on: str) -> bool:
     """Whether one change is at or above the --fail-on level."""
     if fail_on == "clients":
         return bool(change.get("breaksClients"))
@@ -106,13 +107,13 @@ def at_level(change: dict[str, Any], fail_on: str) -> bool:
     return False
 
 
-def fails(report: dict[str, Any], fail_on: str = "clients") -> bool:
+def fails(report: ContractDiff, fail_on: str = "clients") -> bool:
     if fail_on not in LEVELS:
         raise ValueError(f"fail_on must be one of {', '.join(LEVELS)}, not {fail_on!r}")
     return any(at_level(c, fail_on) for c in [*(report.get("changes") or []), *(report.get("lints") or [])])
 
 
-def render(report: dict[str, Any], fmt: str, fail_on: str = "clients") -> str:
+def render(report: ContractDiff, fmt: str, fail_on: str = "clients") -> str:
     if fmt == "json":
         return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
     if fmt == "markdown":
@@ -127,7 +128,7 @@ def render(report: dict[str, Any], fmt: str, fail_on: str = "clients") -> str:
 # -- shared ----------------------------------------------------------------------------------------
 
 
-def _value(value: Any) -> str:
+def _value(value: object) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -135,12 +136,12 @@ def _value(value: Any) -> str:
     return text if len(text) <= _CELL_LIMIT else text[: _CELL_LIMIT - 1] + "…"
 
 
-def _where(change: dict[str, Any]) -> str:
+def _where(change: ContractChange) -> str:
     path = f" {change['path']}" if change.get("path") else ""
     return f"{change.get('list')}/{change.get('name')}{path}"
 
 
-def _rule(change: dict[str, Any]) -> str:
+def _rule(change: ContractChange) -> str:
     return str(change.get("rule") or change.get("kind"))
 
 
@@ -153,7 +154,7 @@ SECTIONS = (
 """(the summary's word, the Markdown section's title) for each kind, worst first."""
 
 
-def section_of(change: dict[str, Any]) -> str:
+def section_of(change: ContractChange) -> str:
     """The one section a change is listed in: the worst of its kinds (a breaking change that also affects
     models is listed, and counted, as breaking)."""
     if change.get("breaksClients"):
@@ -163,7 +164,7 @@ def section_of(change: dict[str, Any]) -> str:
     return "affect models" if change.get("affectsModels") else "other"
 
 
-def _summary_line(report: dict[str, Any]) -> str:
+def _summary_line(report: ContractDiff) -> str:
     """Each change counted once, under its section: the header's numbers are the sections' sizes."""
     changes = report.get("changes") or []
     counts = {word: sum(1 for c in changes if section_of(c) == word) for word, _ in SECTIONS}
@@ -186,7 +187,7 @@ def _code(text: str) -> str:
     return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
 
 
-def _markdown(report: dict[str, Any]) -> str:
+def _markdown(report: ContractDiff) -> str:
     changes = report.get("changes") or []
     lines = [
         f"## Contract diff: {_code(str(report.get('baseline')))} → {_code(str(report.get('candidate')))}",
@@ -260,7 +261,7 @@ def _markdown(report: dict[str, Any]) -> str:
 # -- junit -----------------------------------------------------------------------------------------
 
 
-def _junit(report: dict[str, Any], fail_on: str) -> str:
+def _junit(report: ContractDiff, fail_on: str) -> str:
     changes = [*(report.get("changes") or []), *(report.get("lints") or [])]
     failures = sum(1 for c in changes if at_level(c, fail_on))
     tests = max(len(changes), 1)
@@ -307,7 +308,7 @@ def _junit(report: dict[str, Any], fail_on: str) -> str:
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
 
 
-def _message(c: dict[str, Any]) -> str:
+def _message(c: ContractChange) -> str:
     effects = [
         label
         for flag, label in ((c.get("breaksClients"), "breaks clients"), (c.get("affectsModels"), "affects models"))
@@ -316,7 +317,7 @@ def _message(c: dict[str, Any]) -> str:
     return f"{_rule(c)} at {_where(c)}" + (f" ({', '.join(effects)})" if effects else "")
 
 
-def _detail(c: dict[str, Any]) -> str:
+def _detail(c: ContractChange) -> str:
     lines = [_message(c)]
     if c.get("before") is not None or c.get("after") is not None:
         lines.append(f"before: {_value(c.get('before'))}")
@@ -341,7 +342,7 @@ def _escape_property(text: str) -> str:
     return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _github(report: dict[str, Any], fail_on: str) -> str:
+def _github(report: ContractDiff, fail_on: str) -> str:
     lines = []
     for c in [*(report.get("changes") or []), *(report.get("lints") or [])]:
         if at_level(c, fail_on):

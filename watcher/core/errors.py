@@ -68,6 +68,8 @@ one for a report of its own. Each is drawn under its Python base, with its modul
     ├── AnswerError               a stored backtest answer of no known shape, the field named
     │                             (watcher.backtest.answer)
     ├── ClockSettingError         MCP_WATCHER_CLOCK_START is not an ISO date-time (watcher.core.clock)
+    ├── ContractDocError          a contract diff document (a report handed to `accept`) of no known shape, the
+    │                             field named (watcher.core.contract_doc)
     ├── EvaluationReportError     an evaluation report (evaluation.json) of no known shape, the field named
     │                             (watcher.evaluation.report)
     ├── LocatedError              a validator points its error at another place of the document

@@ -12,10 +12,12 @@ Version 1 (up to e8aec50) had no `report_version`: its shape is version 2's, so 
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeGuard
+from typing import Literal, TypeGuard
 
 import pydantic
 from typing_extensions import TypedDict
+
+from watcher.core.contract_doc import ContractDiff, SnapshotSummary
 
 REPORT_VERSION = 2
 """The shape written now; `load_report` reads 1 (no `report_version`: release e8aec50 and before) and 2."""
@@ -200,12 +202,10 @@ class ClusterPart(TypedDict, total=False):
     notes: dict[str, object]
 
 
-ContractPart = dict[str, Any]
+ContractPart = ContractDiff
 """The contract diff as `mcp-watcher diff --format json` writes it, steered by the accept lists (the contract's
-own JSON document: watcher/contract/report.py), or `{"error": …}` when no diff could be made."""
-
-SnapshotSummary = dict[str, Any]
-"""The contract snapshot's summary.json (watcher/contract/snapshot): eras, counts, layout."""
+own JSON document: watcher/contract/report.py, typed in core/contract_doc), or `{"error": …}` when no diff could
+be made. The contract snapshot's summary is `contract_doc.SnapshotSummary`."""
 
 
 @_KEEP_UNKNOWN
@@ -246,8 +246,34 @@ class ConformanceResult(TypedDict, total=False):
     agrees_with_cli: bool
 
 
-StepResult = dict[str, Any]
-"""What a step run's step returned (the readiness runs' own JSON result, watcher/readiness)."""
+@_KEEP_UNKNOWN
+class FixItem(TypedDict):
+    """A failing scenario of a readiness set: its failing check ids, the first message and the spec's links."""
+
+    scenario: str
+    checks: list[str]
+    message: str
+    spec: list[str]
+
+
+@_KEEP_UNKNOWN
+class StepResult(TypedDict, total=False):
+    """What a step run's step returned (`suites/runner.run_step`): `skipped` when the server is not reachable
+    over HTTP; a readiness set's judgement (`readiness/judge`: the set, the suite, then `error` or the scenarios
+    and what to fix); or a candidate suite's comparison (`readiness/candidate`: both versions' results)."""
+
+    skipped: str
+    set: str
+    suite_version: str
+    arguments: list[str]
+    room: str
+    error: str
+    evidence: str
+    scenarios: int
+    passed: int
+    to_fix: list[FixItem]
+    pinned: list[ConformanceResult]
+    candidate: list[ConformanceResult]
 
 
 @_KEEP_UNKNOWN

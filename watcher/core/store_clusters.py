@@ -13,6 +13,21 @@ import sqlite_utils
 from watcher.core.timefmt import iso, utcnow
 
 
+class NewCluster(TypedDict):
+    """A cluster as a failing result files it (`clusters/record`): its SDK version, its signature and the parts
+    the signature shows."""
+
+    sdk: str
+    version: str
+    signature: str
+    rule: str
+    summary: str
+    parts: list[str]
+    trace: str
+    symbols: list[str]
+    reproduction: str
+
+
 def migrate_clusters(db: sqlite_utils.Database) -> None:
     """Migration 6: cluster members (one signature per server and version), clusters, release notes per version."""
     db.table("cluster_members").create(
@@ -88,7 +103,7 @@ class ClusterTables:
     db: sqlite_utils.Database
     _lock: threading.RLock
 
-    def record_cluster_member(self, cluster: dict[str, Any], server: str, team: str, run_id: int) -> ClusterRow:
+    def record_cluster_member(self, cluster: NewCluster, server: str, team: str, run_id: int) -> ClusterRow:
         """File `server`'s result on (cluster["sdk"], cluster["version"]) under the cluster's signature (a server's
         earlier signature on that version is replaced); the cluster is created on its first member."""
         now = iso(utcnow())

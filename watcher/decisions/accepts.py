@@ -16,10 +16,10 @@ import logging
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptEntry, AcceptFile
+from watcher.core.contract_doc import Acceptance, ContractDiff, SlackAcceptance, SlackAcceptLabel
 from watcher.core.errors import StateError
 from watcher.core.store_decisions import read_slack_accept_rows
 from watcher.decisions.records import SlackAccept, accepts_of
@@ -34,11 +34,11 @@ class Merged:
     accept: AcceptFile
     from_slack: int
     """How many Slack entries are in the list."""
-    shadowed: list[dict[str, Any]]
+    shadowed: list[SlackAcceptLabel]
     """Slack entries left out because the file names the same change (the file wins)."""
     unread: str | None = None
     """Why the Slack entries could not be read from the state database (None: they were, or there are none)."""
-    listed: tuple[dict[str, Any], ...] = ()
+    listed: tuple[SlackAcceptLabel, ...] = ()
     """The Slack entries in the list (label, by, expires): the report names them."""
 
     def notes(self) -> list[str]:
@@ -57,7 +57,7 @@ def merge(file: AcceptFile | None, slack: list[SlackAccept]) -> Merged:
     file_entries = file.entries if file is not None else ()
     named = {_identity(e) for e in file_entries}
     kept: list[AcceptEntry] = []
-    shadowed: list[dict[str, Any]] = []
+    shadowed: list[SlackAcceptLabel] = []
     for item in slack:
         try:
             entry = AcceptEntry.model_validate(item.entry)
@@ -68,22 +68,22 @@ def merge(file: AcceptFile | None, slack: list[SlackAccept]) -> Merged:
             continue
         kept.append(entry)
     path = SLACK_SOURCE if file is None else f"{file.path} + {SLACK_SOURCE}" if kept else file.path
-    listed = tuple({"label": e.label(), "by": e.by, "expires": str(e.expires)} for e in kept)
+    listed = tuple(SlackAcceptLabel({"label": e.label(), "by": e.by, "expires": str(e.expires)}) for e in kept)
     return Merged(AcceptFile(path, (*file_entries, *kept)), len(kept), shadowed, listed=listed)
 
 
-def annotate(diff: dict[str, Any], merged: Merged) -> dict[str, Any]:
+def annotate(diff: ContractDiff, merged: Merged) -> ContractDiff:
     """The steered diff with what Slack contributed (`acceptance.slack`) and a note per shadowed entry."""
     if not merged.from_slack and not merged.shadowed and not merged.unread:
         return diff
-    acceptance = dict(diff.get("acceptance") or {})
-    acceptance["slack"] = {
+    slack: SlackAcceptance = {
         "entries": merged.from_slack,
         "from_slack": list(merged.listed),
         "shadowed": merged.shadowed,
     }
     if merged.unread:
-        acceptance["slack"]["unread"] = merged.unread
+        slack["unread"] = merged.unread
+    acceptance: Acceptance = {**(diff.get("acceptance") or Acceptance()), "slack": slack}
     return {**diff, "acceptance": acceptance, "notes": [*(diff.get("notes") or []), *merged.notes()]}
 
 

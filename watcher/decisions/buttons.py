@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from watcher.config import WatcherConfig
+from watcher.core.contract_doc import ContractChange
 from watcher.core.run_report import RunReport
 from watcher.notify.blocks import MAX_BLOCKS, clip
 from watcher.notify.settings import slack_credentials
@@ -115,12 +116,12 @@ def _option(text: str, val: str) -> dict[str, Any]:
     return {"text": {"type": "plain_text", "text": clip(text, MAX_OPTION_TEXT)}, "value": val[:150]}
 
 
-def change_label(change: dict[str, Any]) -> str:
+def change_label(change: ContractChange) -> str:
     path = f" {change['path']}" if change.get("path") else ""
     return f"{change.get('list')}/{change.get('name')}{path}: {change.get('rule')}"
 
 
-def accept_modal(changes: list[dict[str, Any]], metadata: dict[str, Any], default_expiry: str) -> dict[str, Any]:
+def accept_modal(changes: list[ContractChange], metadata: dict[str, Any], default_expiry: str) -> dict[str, Any]:
     """Which changes, why, until when: the fields an accept-file entry has."""
     options = [_option(change_label(c), str(i)) for i, c in enumerate(changes[:MAX_OPTIONS])]
     return {

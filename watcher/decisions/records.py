@@ -8,11 +8,14 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+import pydantic
+from typing_extensions import TypedDict
+
+from watcher.core.contract_doc import AcceptEntryRecord
 from watcher.core.store import Store
-from watcher.core.store_decisions import ActionRow, MuteRow, NewAction, SlackAcceptRow
-from watcher.core.store_schema import Notice
+from watcher.core.store_decisions import ActionRow, MuteRow, NewAction, NoticeRef, SlackAcceptRow
+from watcher.core.store_schema import ActiveRun, Notice
 from watcher.core.timefmt import iso, parse_iso, utcnow
 from watcher.notify.blocks import Mrkdwn, escape
 
@@ -39,6 +42,49 @@ class Origin:
     thread_ts: str | None = None
 
 
+class AcceptDetail(TypedDict):
+    """An `accept` action's detail: the changes accepted (as labelled in the modal), why, and until when."""
+
+    changes: list[str]
+    reason: str
+    expires: str
+
+
+class MuteDetail(TypedDict):
+    """A `mute` action's detail: for how many days, and until when (ISO time)."""
+
+    days: int
+    until: str
+
+
+@pydantic.with_config(pydantic.ConfigDict(extra="forbid"))
+class NoDetail(TypedDict):
+    """The detail of an action that has none (a rerun)."""
+
+
+ActionDetail = AcceptDetail | MuteDetail | NoDetail
+"""What an action records beside who, what and where (the `detail` column, JSON): one shape per action."""
+
+_DETAIL: pydantic.TypeAdapter[ActionDetail] = pydantic.TypeAdapter(ActionDetail)
+_ENTRY: pydantic.TypeAdapter[AcceptEntryRecord] = pydantic.TypeAdapter(AcceptEntryRecord)
+
+
+def _stored_detail(text: str | None) -> ActionDetail:
+    """An action's stored detail, checked against the action's shapes (a detail of no known shape is refused)."""
+    data = json.loads(text or "{}")
+    _DETAIL.validate_python(data)
+    detail: ActionDetail = data  # validated just above
+    return detail
+
+
+def _stored_entry(text: str) -> AcceptEntryRecord:
+    """A Slack accept's stored entry, checked against the accept entry's shape."""
+    data = json.loads(text)
+    _ENTRY.validate_python(data)
+    entry: AcceptEntryRecord = data  # validated just above
+    return entry
+
+
 @dataclass(frozen=True)
 class ActionRecord:
     id: int
@@ -50,7 +96,7 @@ class ActionRecord:
     server: str | None
     sdk: str | None
     version: str | None
-    detail: dict[str, Any]
+    detail: ActionDetail
     channel: str | None
     message_ts: str | None
     outcome: str
@@ -75,7 +121,7 @@ def claim(
     server: str | None = None,
     sdk: str | None = None,
     version: str | None = None,
-    detail: dict[str, Any] | None = None,
+    detail: AcceptDetail | MuteDetail | None = None,
 ) -> int | None:
     """Record an action under its delivery key; None when that delivery was handled already (a retry: counted
     in `deliveries`, nothing else done)."""
@@ -112,7 +158,7 @@ def _action(row: ActionRow) -> ActionRecord:
         server=row["server"],
         sdk=row["sdk"],
         version=row["version"],
-        detail=json.loads(row["detail"] or "{}"),
+        detail=_stored_detail(row["detail"]),
         channel=row["channel"],
         message_ts=row["message_ts"],
         outcome=str(row["outcome"]),
@@ -152,10 +198,10 @@ def result_after_slack(
     return notice
 
 
-def active_run(store: Store, server: str, version: str) -> dict[str, Any] | None:
+def active_run(store: Store, server: str, version: str) -> ActiveRun | None:
     """A run of the server on the version that is queued or running (a second click must not add one)."""
     found = store.active_run(server, version)
-    return dict(found) if found is not None else None
+    return found.copy() if found is not None else None
 
 
 def queue_rerun(store: Store, server: str, sdk: str, version: str, action_id: int) -> int | None:
@@ -171,20 +217,20 @@ class SlackAccept:
     id: int
     server: str
     team: str
-    entry: dict[str, Any]
+    entry: AcceptEntryRecord
     """An accept-file entry (rule, list, name, path?, reason, expires, by)."""
     created: str
     user_id: str
     user_name: str
 
 
-def _same_change(a: dict[str, Any], b: dict[str, Any]) -> bool:
+def _same_change(a: AcceptEntryRecord, b: AcceptEntryRecord) -> bool:
     return all(a.get(k) == b.get(k) for k in ("rule", "list", "name", "path"))
 
 
 def add_accepts(
-    store: Store, server: str, team: str, entries: list[dict[str, Any]], actor: Actor, action_id: int
-) -> list[dict[str, Any]]:
+    store: Store, server: str, team: str, entries: list[AcceptEntryRecord], actor: Actor, action_id: int
+) -> list[AcceptEntryRecord]:
     """Store accept entries; an entry naming a change already accepted in Slack until the same day or later
     is left out. Returns the entries stored."""
     existing = accepts(store, server)
@@ -223,7 +269,7 @@ def accepts_of(rows: list[SlackAcceptRow]) -> list[SlackAccept]:
             id=int(r["id"]),
             server=str(r["server"]),
             team=str(r["team"]),
-            entry=json.loads(r["entry"]),
+            entry=_stored_entry(r["entry"]),
             created=str(r["created"]),
             user_id=str(r["user_id"]),
             user_name=str(r["user_name"]),
@@ -279,9 +325,9 @@ def muted_until(store: Store, team: str, sdk: str, moment: datetime) -> datetime
 # --- the message a click came from ------------------------------------------------------------------------
 
 
-def notice_at(store: Store, channel: str | None, ts: str | None) -> dict[str, Any] | None:
+def notice_at(store: Store, channel: str | None, ts: str | None) -> NoticeRef | None:
     """The outbox row (key, thread_of, kind) of the message Slack shows at ``ts`` in ``channel``."""
     if not ts:
         return None
     found = store.notice_at(channel, ts)
-    return dict(found) if found is not None else None
+    return found.copy() if found is not None else None

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+
+from typing_extensions import TypedDict
 
 from watcher.config import LoadedConfig
 from watcher.core.errors import ConformanceError, ToolMissing
-from watcher.core.run_report import RunReport
+from watcher.core.run_report import ConformanceResult, RunReport, StepResult
 from watcher.core.store import Store
+from watcher.readiness.model import CandidateOutcome
 from watcher.readiness.notices import candidate_notice
 from watcher.readiness.suite import install
 from watcher.suites.judge import conformance
@@ -25,7 +27,15 @@ KV_CANDIDATES = "readiness:candidates"
 """f"{server}@{candidate}" → the comparison, once per server and candidate version."""
 
 
-def differences(pinned: list[dict[str, Any]], candidate: list[dict[str, Any]], names: tuple[str, str]) -> list[str]:
+class CandidateComparison(TypedDict):
+    """`KV_CANDIDATES`'s value: how the candidate suite judged the server apart from the pinned one."""
+
+    differences: list[str]
+
+
+def differences(
+    pinned: list[ConformanceResult], candidate: list[ConformanceResult], names: tuple[str, str]
+) -> list[str]:
     """Per set, a line when the two suite versions disagree (the verdict or the failing scenarios)."""
     lines = []
     by_set = {r["requirements"]: r for r in pinned}
@@ -59,24 +69,25 @@ def comparison_step(
 ) -> ServerStep:
     configured = loaded.resolve(server.expected_failures) if server.expected_failures else None
 
-    def step(target: StepTarget) -> dict[str, Any]:
-        both: dict[str, Any] = {}
-        for label, tool in zip(("pinned", "candidate"), tools, strict=True):
-            both[label] = [
-                conformance.run_requirement_set(
-                    tool,
-                    server=target.server,
-                    boundary=target.boundary,
-                    revision=revision,
-                    baseline_path=conformance.expected_failures_path(configured, revision),
-                    out_dir=target.out_dir / label / revision,
-                    timeout=server.timeouts.suite,
-                    secret_names=target.secret_names,
-                    cancel=target.cancel,
-                )
-                for revision in server.requirements
-            ]
-        return both
+    def results(label: str, tool: conformance.ConformanceTool, target: StepTarget) -> list[ConformanceResult]:
+        return [
+            conformance.run_requirement_set(
+                tool,
+                server=target.server,
+                boundary=target.boundary,
+                revision=revision,
+                baseline_path=conformance.expected_failures_path(configured, revision),
+                out_dir=target.out_dir / label / revision,
+                timeout=server.timeouts.suite,
+                secret_names=target.secret_names,
+                cancel=target.cancel,
+            )
+            for revision in server.requirements
+        ]
+
+    def step(target: StepTarget) -> StepResult:
+        pinned = results("pinned", tools[0], target)  # the pinned suite first, then the candidate
+        return {"pinned": pinned, "candidate": results("candidate", tools[1], target)}
 
     return step
 
@@ -88,9 +99,9 @@ def try_candidate(
     candidate: str,
     runner: Callable[[LoadedConfig, str, str, ServerStep, threading.Event | None], RunReport],
     stop: threading.Event | None = None,
-) -> list[dict[str, Any]]:
-    done: dict[str, Any] = store.get_kv(KV_CANDIDATES) or {}
-    out: list[dict[str, Any]] = []
+) -> list[CandidateOutcome]:
+    done: dict[str, CandidateComparison] = store.get_kv(KV_CANDIDATES) or {}
+    out: list[CandidateOutcome] = []
     servers = [s for s in loaded.config.servers if s.requirements and s.transport == "http" and s.path]
     if not servers:
         return out

@@ -13,7 +13,6 @@ import logging
 import threading
 from collections.abc import Callable
 from datetime import date
-from typing import Any
 
 import httpx
 
@@ -24,10 +23,11 @@ from watcher.core.store import Store
 from watcher.core.timefmt import iso, today_utc, utcnow
 from watcher.readiness import candidate as candidate_mod
 from watcher.readiness.judge import readiness_step
+from watcher.readiness.model import KV_RESULTS, PassSummary, ReadinessEntry, Results, stored_results
 from watcher.readiness.notices import team_readiness_notice
 from watcher.readiness.plan import Target, new_sets, rc_targets, sdk_version_for
 from watcher.readiness.suite import SUITE_SOURCE, SuiteVersion, inspect, install, poll_suite, suite_package
-from watcher.readiness.view import KV_RESULTS, KV_WINDOWS
+from watcher.readiness.view import KV_WINDOWS
 from watcher.sources.versions import sort_key
 from watcher.spec.revisions import SpecRevision
 from watcher.spec.view import load_spec_view
@@ -51,15 +51,15 @@ def newest_suite_version(store: Store) -> str | None:
     return max(listed, key=lambda v: sort_key("npm", v)) if listed else None
 
 
-def outcome_of(entry: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
+def outcome_of(entry: ReadinessEntry) -> tuple[str, tuple[str, ...]]:
     """What a team hears about: the status and the scenarios to fix (not versions or timings)."""
     return entry["status"], tuple(sorted(i["scenario"] for i in entry.get("to_fix", [])))
 
 
 def readiness_entry(
     server: Server, sdk_version: str | None, suite: SuiteVersion, report: RunReport | None
-) -> dict[str, Any]:
-    entry: dict[str, Any] = {
+) -> ReadinessEntry:
+    entry: ReadinessEntry = {
         "sdk": server.sdk,
         "sdk_version": sdk_version,
         "suite_version": suite.version,
@@ -96,17 +96,17 @@ def check_readiness(
     client: httpx.AsyncClient | None = None,
     runner: StepRunner = _run_step,
     stop: threading.Event | None = None,
-) -> dict[str, Any]:
+) -> PassSummary:
     """One pass; returns what it did (for the log and the CLI). Outside failures are in the answer, not raised.
     `stop` (SIGINT, SIGTERM, the service stopping) cancels the run under way; no further server is run."""
     stop = stop or threading.Event()
     config = loaded.config
     today = today or today_utc()
-    summary: dict[str, Any] = {"ok": True, "suite_version": None, "sets": {}, "runs": [], "candidate": []}
+    summary: PassSummary = {"ok": True, "suite_version": None, "sets": {}, "runs": [], "candidate": []}
     if poll:
         outcome = asyncio.run(poll_suite(loaded, store, client))
         if not outcome.ok:
-            summary.update(ok=False, error=f"suite poll: {outcome.error}")
+            summary.update({"ok": False, "error": f"suite poll: {outcome.error}"})
     newest = newest_suite_version(store)
     if newest is None:
         summary.setdefault("error", "no version of the conformance suite known yet")
@@ -115,10 +115,10 @@ def check_readiness(
     suite = inspect(loaded, store, newest, stop)
     summary["suite_version"] = newest
     if stop.is_set():
-        summary.update(ok=False, stopped=True, error="stopped before the pass was complete")
+        summary.update({"ok": False, "stopped": True, "error": "stopped before the pass was complete"})
         return summary
     if suite.error:
-        summary.update(ok=False, error=f"suite {newest}: {suite.error}")
+        summary.update({"ok": False, "error": f"suite {newest}: {suite.error}"})
         return summary
     spec = load_spec_view(config, store, today)
     update_windows(store, spec.revisions)
@@ -131,13 +131,13 @@ def check_readiness(
     if pinned and newest != pinned and not stop.is_set():
         summary["candidate"] = candidate_mod.try_candidate(loaded, store, pinned, newest, runner, stop)
     if stop.is_set():
-        summary.update(ok=False, stopped=True, error="stopped before the pass was complete")
+        summary.update({"ok": False, "stopped": True, "error": "stopped before the pass was complete"})
     return summary
 
 
-def close_released(store: Store, revisions: list[SpecRevision]) -> dict[str, Any]:
+def close_released(store: Store, revisions: list[SpecRevision]) -> Results:
     """Drop the results of revisions that are out (their readiness window closed); the rest, as stored."""
-    results: dict[str, Any] = store.get_kv(KV_RESULTS) or {}
+    results = stored_results(store)
     released = {r.revision for r in revisions if not r.prerelease}
     kept = {name: stored for name, stored in results.items() if stored.get("revision") not in released}
     if kept != results:
@@ -159,20 +159,20 @@ def _run_target(
     store: Store,
     suite: SuiteVersion,
     target: Target,
-    results: dict[str, Any],
+    results: Results,
     runner: StepRunner,
-    summary: dict[str, Any],
+    summary: PassSummary,
     stop: threading.Event,
 ) -> None:
     config = loaded.config
     stored = results.setdefault(target.set_name, {"servers": {}})
-    stored.update(revision=target.revision, release=target.release.isoformat())
+    stored.update({"revision": target.revision, "release": target.release.isoformat()})
     try:
         tool = install(loaded, suite.version, cancel=stop)
     except (ConformanceError, ToolMissing) as exc:
-        summary.update(ok=False, error=f"suite {suite.version}: {exc}")
+        summary.update({"ok": False, "error": f"suite {suite.version}: {exc}"})
         return
-    changed: dict[str, dict[str, dict[str, Any]]] = {}
+    changed: dict[str, dict[str, ReadinessEntry]] = {}
     for server in config.servers:
         if stop.is_set():
             break

@@ -10,6 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from watcher.boundary.process import tail
+from watcher.core.run_report import FixItem, StepResult
 from watcher.notify.blocks import safe_url
 from watcher.readiness.plan import cli_arguments
 from watcher.suites.judge import conformance
@@ -30,9 +31,9 @@ def spec_link(url: str) -> str | None:
     return checked if host == SPEC_SITE or host.endswith("." + SPEC_SITE) else None
 
 
-def to_fix(results: dict[str, list[dict[str, Any]]], failing: list[str]) -> list[dict[str, Any]]:
+def to_fix(results: dict[str, list[dict[str, Any]]], failing: list[str]) -> list[FixItem]:
     """The failing scenarios of a set, each with its failing checks and their spec links."""
-    items = []
+    items: list[FixItem] = []
     for scenario in sorted(failing):
         checks = results.get(scenario) or []
         bad = [c for c in checks if c.get("status") in FAILING]
@@ -50,7 +51,7 @@ def to_fix(results: dict[str, list[dict[str, Any]]], failing: list[str]) -> list
     return items
 
 
-def judge(results: dict[str, list[dict[str, Any]]], tool: ConformanceTool, set_name: str) -> dict[str, Any]:
+def judge(results: dict[str, list[dict[str, Any]]], tool: ConformanceTool, set_name: str) -> StepResult:
     verdict = evaluate(results, conformance.load_requirement_set(tool, set_name), Baseline(None))
     fix = to_fix(results, verdict["unexpected_failures"])
     return {"scenarios": verdict["scenarios"], "passed": verdict["passed"], "to_fix": fix}
@@ -59,8 +60,8 @@ def judge(results: dict[str, list[dict[str, Any]]], tool: ConformanceTool, set_n
 def readiness_step(tool: ConformanceTool, set_name: str, timeout: float) -> ServerStep:
     """The step `runner.run_step` runs against the started server (the suite in a room of its own)."""
 
-    def step(target: StepTarget) -> dict[str, Any]:
-        base: dict[str, Any] = {"set": set_name, "suite_version": tool.version, "arguments": cli_arguments(set_name)}
+    def step(target: StepTarget) -> StepResult:
+        base: StepResult = {"set": set_name, "suite_version": tool.version, "arguments": cli_arguments(set_name)}
         out_dir = target.out_dir
         try:
             run, results_dir = conformance.invoke_suite(

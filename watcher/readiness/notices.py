@@ -3,18 +3,17 @@ notice when a candidate suite version judges a server differently from the pinne
 
 from __future__ import annotations
 
-from typing import Any
-
 from watcher.config import WatcherConfig
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.notify import keys
 from watcher.notify.blocks import MAX_SECTION_CHARS, Mrkdwn, clip, context, escape, header, link, section
 from watcher.readiness.judge import spec_link
+from watcher.readiness.model import ReadinessEntry
 from watcher.spec.watch import operator_targets
 
 
-def describe(entry: dict[str, Any]) -> str:
+def describe(entry: ReadinessEntry) -> str:
     if entry["status"] == "ready":
         return "ready"
     if entry["status"] == "to_fix":
@@ -23,7 +22,7 @@ def describe(entry: dict[str, Any]) -> str:
 
 
 def team_readiness_notice(
-    store: Store, config: WatcherConfig, team: str, revision: str, release: str, changed: dict[str, dict[str, Any]]
+    store: Store, config: WatcherConfig, team: str, revision: str, release: str, changed: dict[str, ReadinessEntry]
 ) -> bool:
     """One message in the team's readiness thread for `revision` about the servers whose readiness changed."""
     team_row = next((t for t in config.teams if t.name == team), None)

@@ -12,7 +12,6 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -20,6 +19,7 @@ from watcher.config import LoadedConfig, secret_env_names
 from watcher.core.errors import WatcherError
 from watcher.core.store import Store
 from watcher.polling.poll import SourceOutcome, fetch_source, record
+from watcher.readiness.model import InspectedVersion
 from watcher.sources.settings import SdkSource
 from watcher.suites.build import indexes
 from watcher.suites.judge import conformance
@@ -91,7 +91,7 @@ def read_sets(tool: conformance.ConformanceTool) -> dict[str, list[str]]:
 def inspect(loaded: LoadedConfig, store: Store, version: str, stop: threading.Event | None = None) -> SuiteVersion:
     """Install and read one suite version (once: the answer is kept in the state; an install `stop` cancelled
     is no answer, and the next pass tries again)."""
-    seen: dict[str, Any] = store.get_kv(KV_INSPECTED) or {}
+    seen: dict[str, InspectedVersion] = store.get_kv(KV_INSPECTED) or {}
     if version in seen and "sets" in seen[version]:
         tool = install(loaded, version, cancel=stop)  # already installed: the marker makes this a look-up
         return SuiteVersion(version, seen[version]["sets"], tool.root)

@@ -10,12 +10,15 @@ from dataclasses import asdict, dataclass, field
 from datetime import date
 from typing import Any
 
+from typing_extensions import TypedDict
+
 from watcher.config import WatcherConfig
+from watcher.core.run_report import FixItem
 from watcher.core.store import Store
+from watcher.readiness.model import KV_RESULTS as KV_RESULTS  # where the results are kept (read here)
+from watcher.readiness.model import ReadinessEntry, stored_results
 
 STATES = ("ready", "to_fix", "not_testable")
-KV_RESULTS = "readiness:results"
-"""Set → {revision, release, servers: {server: entry}} (written by watcher.readiness.cycle)."""
 KV_WINDOWS = "readiness:windows"
 """Revision → the spec RC tag that opened its readiness window, while it is open."""
 
@@ -26,7 +29,7 @@ class ServerReadiness:
     team: str
     status: str
     """ready · to_fix · not_testable"""
-    to_fix: list[dict[str, Any]]
+    to_fix: list[FixItem]
     sdk_version: str | None
     suite_version: str | None
     reason: str = ""
@@ -66,15 +69,23 @@ class RevisionReadiness:
         return data
 
 
+class _Slot(TypedDict):
+    """One revision's sets and servers, gathered from the stored results of its sets."""
+
+    release: str
+    sets: list[str]
+    servers: dict[str, ReadinessEntry]
+
+
 def collect_readiness(config: WatcherConfig, store: Store, today: date) -> list[RevisionReadiness]:
-    results: dict[str, Any] = store.get_kv(KV_RESULTS) or {}
+    results = stored_results(store)
     windows: dict[str, str] = store.get_kv(KV_WINDOWS) or {}
-    by_revision: dict[str, dict[str, Any]] = {}
+    by_revision: dict[str, _Slot] = {}
     for set_name, stored in sorted(results.items()):
         slot = by_revision.setdefault(stored["revision"], {"release": stored["release"], "sets": [], "servers": {}})
         slot["sets"].append(set_name)
-        for server, entry in stored["servers"].items():
-            slot["servers"].setdefault(server, entry)  # a dated set and draft for one revision: the first set wins
+        for name, found in stored["servers"].items():
+            slot["servers"].setdefault(name, found)  # a dated set and draft for one revision: the first set wins
     for revision in windows:
         by_revision.setdefault(revision, {"release": revision, "sets": [], "servers": {}})
     out = []

@@ -24,11 +24,12 @@ from slack_sdk.errors import SlackApiError, SlackClientError
 from watcher.config import LoadedConfig
 from watcher.contract.accept import LIST_NAMES, AcceptEntry
 from watcher.core import clock
+from watcher.core.contract_doc import AcceptEntryRecord, ContractChange
 from watcher.core.errors import ConfigError
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.decisions import buttons, records
-from watcher.decisions.records import Actor, Origin
+from watcher.decisions.records import AcceptDetail, Actor, Origin
 from watcher.live import ConfigSource
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, guard, section
@@ -204,7 +205,7 @@ class Interactions:
 
     # --- Accept… --------------------------------------------------------------------------------------------
 
-    def _run_changes(self, run_id: Any) -> list[dict[str, Any]]:
+    def _run_changes(self, run_id: Any) -> list[ContractChange]:
         run = self.store.run_by_id(int(run_id)) if isinstance(run_id, int) else None
         contract = (run["report"] or {}).get("contract") if run else None
         changes = contract.get("changes") if isinstance(contract, dict) else None
@@ -256,7 +257,11 @@ class Interactions:
         chosen = [changes[i] for i in picked if 0 <= i < len(changes)]
         by = f"{actor.user_name} ({actor.user_id}) in Slack, {clock.now().isoformat(timespec='seconds')}"
         entries = [_accept_entry(c, reason, expires, by) for c in chosen]
-        detail = {"changes": [buttons.change_label(c) for c in chosen], "reason": reason, "expires": expires}
+        detail: AcceptDetail = {
+            "changes": [buttons.change_label(c) for c in chosen],
+            "reason": reason,
+            "expires": expires,
+        }
         delivery = f"view:{view.get('id')}:{view.get('hash')}"
         action_id = records.claim(
             self.store, delivery, actor, team.name, "accept", origin, server=server, sdk=sdk, version=version,
@@ -449,17 +454,17 @@ def _ephemeral(respond: Respond) -> Tell:
     return tell
 
 
-def _accept_entry(change: dict[str, Any], reason: str, expires: str, by: str) -> dict[str, Any]:
+def _accept_entry(change: ContractChange, reason: str, expires: str, by: str) -> AcceptEntryRecord:
     """An accept-file entry for one change, validated like the file's."""
     reverse = {v: k for k, v in LIST_NAMES.items()}
-    entry: dict[str, Any] = {
-        "rule": change.get("rule"),
-        "list": reverse.get(str(change.get("list")), change.get("list")),
-        "name": change.get("name"),
+    entry: AcceptEntryRecord = {
+        "rule": str(change.get("rule")),
+        "list": reverse.get(str(change.get("list")), str(change.get("list"))),
+        "name": str(change.get("name")),
     }
     if change.get("path"):
         entry["path"] = change["path"]
-    entry.update(reason=reason, expires=expires, by=by)
+    entry.update({"reason": reason, "expires": expires, "by": by})
     AcceptEntry.model_validate(entry)
     return entry
 

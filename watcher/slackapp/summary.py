@@ -4,10 +4,12 @@ force and accepts (Slack's, and the accept file's where the watcher can read it)
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from typing import Any
 
 from watcher.config import LoadedConfig
 from watcher.contract.accept import AcceptError, load_accept_file
+from watcher.core.contract_doc import AcceptEntryRecord
 from watcher.core.store import Store
 from watcher.core.text import Mrkdwn
 from watcher.decisions import records
@@ -42,17 +44,17 @@ def status_lines(section: dict[str, Any]) -> list[str]:
     return lines
 
 
-def accept_line(entry: dict[str, Any]) -> str:
+def accept_line(entry: Mapping[str, object]) -> str:
     path = f" {entry['path']}" if entry.get("path") else ""
     server = f"{entry['server']}: " if entry.get("server") else ""
     return f"{server}{entry['rule']} {entry['list']}/{entry['name']}{path} until {entry['expires']} — {entry['reason']}"
 
 
-def _identity(entry: dict[str, Any]) -> tuple[Any, ...]:
+def _identity(entry: Mapping[str, object]) -> tuple[object, ...]:
     return tuple(entry.get(k) for k in ("rule", "list", "name", "path"))
 
 
-def file_accepts(loaded: LoadedConfig, server: Server) -> tuple[list[dict[str, Any]], str | None]:
+def file_accepts(loaded: LoadedConfig, server: Server) -> tuple[list[AcceptEntryRecord], str | None]:
     """The server's accept file entries when its code is a local folder; else (nothing, why not)."""
     if not server.accept:
         return [], None
@@ -62,7 +64,7 @@ def file_accepts(loaded: LoadedConfig, server: Server) -> tuple[list[dict[str, A
         accept = load_accept_file(loaded.resolve(server.accept))
     except AcceptError as exc:
         return [], str(exc)
-    return [e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in accept.entries], None
+    return [e.as_record() for e in accept.entries], None
 
 
 def accepted_text(loaded: LoadedConfig, store: Store, today: dt.date, server: str | None = None) -> Mrkdwn:

@@ -11,6 +11,7 @@ from typing import Any
 
 from watcher.clusters.notices import result_line
 from watcher.config import LoadedConfig
+from watcher.core.contract_doc import ContractChange, ContractDiff
 from watcher.core.run_report import ConformanceResult, DeprecationNotice, InstallPart, RunReport, StartPart
 from watcher.core.store_schema import Notice
 from watcher.decisions.buttons import result_buttons, with_actions
@@ -91,7 +92,7 @@ def _s(count: int) -> str:
     return "" if count == 1 else "s"
 
 
-def _change_line(change: dict[str, Any]) -> Mrkdwn:
+def _change_line(change: ContractChange) -> Mrkdwn:
     line = Mrkdwn("{} `{}`: {}").format(change.get("list", "?"), change.get("name", "?"), change.get("kind", "changed"))
     if change.get("path"):
         line += Mrkdwn(" at `{}`").format(change["path"])
@@ -100,12 +101,12 @@ def _change_line(change: dict[str, Any]) -> Mrkdwn:
     return line
 
 
-def _accepted_line(change: dict[str, Any]) -> Mrkdwn:
+def _accepted_line(change: ContractChange) -> Mrkdwn:
     why = change.get("accepted") or {}
     return Mrkdwn("{} — until {}: {}").format(_change_line(change), why.get("expires"), why.get("reason"))
 
 
-def contract_groups(contract: dict[str, Any] | None) -> tuple[list[Mrkdwn], list[Mrkdwn], int]:
+def contract_groups(contract: ContractDiff | None) -> tuple[list[Mrkdwn], list[Mrkdwn], int]:
     """(breaking lines, affects-models lines, count of other changes)."""
     if not contract or contract.get("error"):
         return [], [], 0

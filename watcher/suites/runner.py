@@ -25,8 +25,9 @@ from watcher.boundary.network import Reach
 from watcher.boundary.process import ServerProcess
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import progress
+from watcher.core.contract_doc import ContractDiff, SnapshotSummary
 from watcher.core.errors import Cancelled
-from watcher.core.run_report import ContractPart, DeprecationNotice, RunReport, SnapshotSummary, StepResult, load_report
+from watcher.core.run_report import DeprecationNotice, RunReport, StepResult, load_report
 from watcher.sources import versions
 from watcher.suites.build import indexes
 from watcher.suites.build.env import EnvResult
@@ -56,7 +57,7 @@ class _Run(RunState):
     def take_snapshot(self, server: ServerProcess, env: EnvResult, out_dir: Path) -> SnapshotSummary:
         return contract.take_snapshot(self, server, env, out_dir)
 
-    def steer_contract(self, diff: ContractPart) -> ContractPart:
+    def steer_contract(self, diff: ContractDiff) -> ContractDiff:
         return contract.steer_contract(self, diff)
 
     def run_conformance(self, server: ServerProcess) -> None:

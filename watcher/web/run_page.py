@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.clusters.view import RunCluster, run_cluster
+from watcher.core.contract_doc import ContractChange
 from watcher.core.run_report import RunReport
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
@@ -136,7 +137,7 @@ class RunPage:
     """The failure cluster the result was filed in (watcher.clusters), when it failed."""
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if value is None:
         return ""
     if isinstance(value, str):
@@ -171,7 +172,7 @@ def _conformance(ctx: WebContext, entries: list[Any]) -> list[ConformanceSet]:
     return sets
 
 
-def _change_groups(changes: list[dict[str, Any]]) -> list[ChangeGroup]:
+def _change_groups(changes: list[ContractChange]) -> list[ChangeGroup]:
     """Grouped and ordered as the Markdown report groups them: what breaks clients first."""
     groups = (
         ("Breaks clients", [c for c in changes if c.get("breaksClients")]),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.contract.handshake import DEFAULT_CLIENT_PROFILES, ClientProfile, client_profile
 from watcher.contract.normalize import ERA_CHOICES, ERAS, LISTS, MANIFEST_FILE, PROFILES_DIR, write_json
@@ -13,6 +13,9 @@ from watcher.contract.snapshot.outcome import EraResult
 from watcher.contract.snapshot.schedule import take_sessions
 from watcher.contract.snapshot.target import SnapshotTarget
 from watcher.contract.snapshot.writing import masked, remove_stale_layout, remove_stale_profiles, write_era
+
+if TYPE_CHECKING:
+    from watcher.core.contract_doc import EraRecord, SnapshotSummary
 
 FORMAT_VERSION = 1
 _SHARED_VERSION_FIELDS = ("supportedVersions", "supportedVersionsSource", "versionProbes")
@@ -26,7 +29,7 @@ async def take_snapshot(
     profile: str | None = None,
     client_profile_name: str | Sequence[str] = DEFAULT_CLIENT_PROFILES,
     probe_versions: bool = True,
-) -> dict[str, Any]:
+) -> SnapshotSummary:
     """Write the snapshot of `target` to `out_dir` (`out_dir/legacy` and `out_dir/modern` for "both").
 
     Returns a summary: {"outDir", "layout", "eras": {era: {"status", "counts", "protocolVersion"}},
@@ -48,7 +51,7 @@ async def take_snapshot(
         raise ValueError(f"era must be one of {', '.join(ERA_CHOICES)}, not {era!r}")
     out_dir = Path(out_dir)
     eras = ERAS if era == "both" else (era,)
-    summary: dict[str, Any] = {"outDir": str(out_dir), "layout": era, "eras": {}, "profiles": {}}
+    summary: SnapshotSummary = {"outDir": str(out_dir), "layout": era, "eras": {}, "profiles": {}}
     manifest: dict[str, Any] = {
         "formatVersion": FORMAT_VERSION,
         "layout": era,
@@ -73,7 +76,7 @@ async def take_snapshot(
             write_era(era_dir, result)
             counts = {spec.name: len(result.lists.get(spec.name, [])) for spec in LISTS} if result.lists else {}
             version = result.server.get("protocolVersion")
-            record = {"status": result.status, "counts": counts, "protocolVersion": version}
+            record: EraRecord = {"status": result.status, "counts": counts, "protocolVersion": version}
             summary["profiles"].setdefault(client.name, {})[name] = record
             if index == 0:
                 summary["eras"][name] = record
@@ -119,5 +122,5 @@ def take_snapshot_sync(
     profile: str | None = None,
     client_profile_name: str | Sequence[str] = DEFAULT_CLIENT_PROFILES,
     probe_versions: bool = True,
-) -> dict[str, Any]:
+) -> SnapshotSummary:
     return asyncio.run(take_snapshot(target, out_dir, era, timeout, profile, client_profile_name, probe_versions))

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
-from typing import Any
 
 from watcher.boundary.process import ServerProcess, StartResult
 from watcher.config import LoadedConfig
@@ -16,6 +15,7 @@ from watcher.contract.accept import AcceptFile
 from watcher.contract.diff import diff_snapshots
 from watcher.contract.snapshot import SnapshotTarget, take_snapshot_sync
 from watcher.core import progress, untrusted
+from watcher.core.contract_doc import ContractDiff, SnapshotSummary
 from watcher.core.errors import Cancelled, SuiteError
 from watcher.core.run_report import RunReport
 from watcher.core.timefmt import today_utc
@@ -36,7 +36,7 @@ def snapshot_target(run: RunState, server: ServerProcess, env: EnvResult) -> Sna
     )
 
 
-def take_snapshot(run: RunState, server: ServerProcess, env: EnvResult, out_dir: Path) -> dict[str, Any]:
+def take_snapshot(run: RunState, server: ServerProcess, env: EnvResult, out_dir: Path) -> SnapshotSummary:
     """Snapshot both eras; raises when no era could be read (an era the server refuses is fine)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     summary = take_snapshot_sync(
@@ -102,7 +102,7 @@ def run_contract(run: RunState, candidate: Path) -> None:
         run.mark(FAIL, reason)
 
 
-def steer_contract(run: RunState, diff: dict[str, Any]) -> dict[str, Any]:
+def steer_contract(run: RunState, diff: ContractDiff) -> ContractDiff:
     """The team's and the server's severity overrides, then the server's accept file: accepted changes
     move under `accepted` and no longer fail the run."""
     from watcher.contract.accept import apply_levels, load_accept_file
@@ -156,15 +156,15 @@ def _take_baseline_snapshot(run: RunState, cache: Path, version: str, candidate:
 _CONTRACT_REASON = re.compile(r"contract: \d+ change\(s\) that break clients")
 
 
-def contract_reason(diff: dict[str, Any]) -> str | None:
+def contract_reason(diff: ContractDiff) -> str | None:
     """The reason a steered diff fails a run (None: it does not)."""
     breaking = [c for c in diff.get("changes") or [] if c.get("breaksClients")]
     return f"contract: {len(breaking)} change(s) that break clients" if breaking else None
 
 
 def accept_changes(
-    loaded: LoadedConfig, server: str, diff: dict[str, Any], file: AcceptFile | None, *, file_applied: bool = False
-) -> dict[str, Any]:
+    loaded: LoadedConfig, server: str, diff: ContractDiff, file: AcceptFile | None, *, file_applied: bool = False
+) -> ContractDiff:
     """The server's accept list applied to a diff: its file's entries, then those made in Slack (a Slack entry
     naming a change the file names is left out). The file's pass first, then Slack's on what is left: the same
     as one pass over the joined list, and it lets the watcher add Slack's to a report steered elsewhere by the
@@ -177,9 +177,7 @@ def accept_changes(
     if file is not None and not file_applied:
         diff = apply_acceptance(diff, file, today)
         # The file's own entries, so a watcher that adds Slack's to this report later knows which the file names.
-        diff["acceptance"]["file_entries"] = [
-            e.model_dump(mode="json", by_alias=True, exclude_none=True) for e in file.entries
-        ]
+        diff["acceptance"]["file_entries"] = [e.as_record() for e in file.entries]
     slack = merged.accept.entries[len(file.entries) if file is not None else 0 :]
     if slack:
         filed = diff.get("acceptance") or {}
@@ -195,7 +193,7 @@ def accept_changes(
     return annotate(diff, merged)
 
 
-def file_of_report(contract: dict[str, Any]) -> AcceptFile | None:
+def file_of_report(contract: ContractDiff) -> AcceptFile | None:
     """The accept file a report was steered with, as the report tells it (None: it had none). A report
     written before `file_entries` existed names only its stale and expired entries."""
     from watcher.contract.accept import AcceptEntry
