@@ -104,12 +104,16 @@ class ServerExit(TypedDict):
     evidence: str
 
 
-class ConformanceTool(TypedDict):
-    """The conformance suite a run used and how long getting it took."""
+@_KEEP_UNKNOWN
+class ConformanceTool(TypedDict, total=False):
+    """The conformance suite a run used and how long getting it took (`error`: why it could not be had), and what
+    its install room's egress proxy refused when it was installed (`egress_refused`: kept in the tool's record)."""
 
     package: str
     version: str
     seconds: float
+    error: str
+    egress_refused: list[dict[str, object]]
 
 
 @_KEEP_UNKNOWN
@@ -293,6 +297,17 @@ class RunReport(TypedDict, total=False):
 
 
 _READER: pydantic.TypeAdapter[RunReport] = pydantic.TypeAdapter(RunReport)
+
+
+def egress_refusals(report: RunReport | None) -> list[dict[str, object]]:
+    """A run's egress audit, every part of it: what its install rooms' proxy refused (`install.egress_refused`),
+    then what the conformance suite's install room's did (a check's `conformance_tool.egress_refused`, a readiness
+    run's `step.egress_refused`); each refusal names its server and step. Entries that are not objects are dropped."""
+    if not report:
+        return []
+    install, tool, step = report.get("install"), report.get("conformance_tool"), report.get("step")
+    parts = [part.get("egress_refused") if isinstance(part, dict) else None for part in (install, tool, step)]
+    return [r for part in parts if isinstance(part, list) for r in part if isinstance(r, dict)]
 
 
 def load_report(data: object, where: str) -> RunReport:
