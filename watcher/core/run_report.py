@@ -299,6 +299,13 @@ class RunReport(TypedDict, total=False):
 _READER: pydantic.TypeAdapter[RunReport] = pydantic.TypeAdapter(RunReport)
 
 
+def egress_target(refusal: dict[str, object]) -> str:
+    """What a refusal asked for, as shown: `host:port`, or what a raw socket was (it names no host)."""
+    if refusal.get("kind") == "raw":
+        return f"{refusal.get('host', '')} ({refusal.get('address', '')})"
+    return f"{refusal.get('host', '')}:{refusal.get('port', '')}"
+
+
 def egress_refusals(report: RunReport | None) -> list[dict[str, object]]:
     """A run's egress audit, every part of it: what its install rooms' proxy refused (`install.egress_refused`),
     then what the conformance suite's install room's did (a check's `conformance_tool.egress_refused`, a readiness

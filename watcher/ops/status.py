@@ -6,7 +6,7 @@ from typing import Any
 
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import clock
-from watcher.core.run_report import RunReport, egress_refusals
+from watcher.core.run_report import RunReport, egress_refusals, egress_target
 from watcher.core.store import Store
 from watcher.core.text import shown
 from watcher.core.timefmt import parse_iso
@@ -152,7 +152,7 @@ def egress_refused(report: RunReport | None) -> list[dict[str, object]]:
 
 
 def _egress_line(refused: list[dict[str, object]]) -> str:
-    shown = sorted({f"{r.get('host')}:{r.get('port')} ({r.get('rule')})" for r in refused})
+    shown = sorted({f"{egress_target(r)} ({r.get('rule')})" for r in refused})
     audit = any(r.get("let_through") for r in refused)
     more = f", +{len(shown) - 5} more" if len(shown) > 5 else ""
     return f"      egress {'recorded (audit)' if audit else 'REFUSED'} {len(refused)}x: {', '.join(shown[:5])}{more}"

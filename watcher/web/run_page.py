@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from watcher.clusters.view import RunCluster, run_cluster
-from watcher.core.run_report import RunReport, egress_refusals
+from watcher.core.run_report import RunReport, egress_refusals, egress_target
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
 from watcher.notify import keys
@@ -96,6 +96,8 @@ class EgressRow:
     address: str
     rule: str
     outcome: str
+    kind: str = "proxy"
+    """How it was attempted: through the proxy, a direct connection, or a raw socket (`egress.Refusal.kind`)."""
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,8 @@ def _egress(ctx: WebContext, report: RunReport) -> list[EgressRow]:
         EgressRow(
             at=ctx.clean(r.get("at", "")),
             step=ctx.clean(_egress_step(r, report)),
-            target=ctx.clean(f"{r.get('host', '')}:{r.get('port', '')}"),
+            target=ctx.clean(egress_target(r)),
+            kind=ctx.clean(str(r.get("kind") or "proxy")),
             address=ctx.clean(r.get("address") or "not resolved"),
             rule=ctx.clean(r.get("rule", "")),
             outcome="let through (audit)" if r.get("let_through") else "refused",
