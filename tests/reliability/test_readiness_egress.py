@@ -12,7 +12,9 @@ tarballs, the package is in the server's environment), and each metadata request
 the suite's in the installed suite's record, the pass's summary and the readiness run's report, the build's in the
 report under the server and its step. The check that follows installs the pinned version: its refusal is in the
 check's report (`conformance_tool`), on the run page and in `status`. Nothing is sent off loopback: the proxy
-refuses before it connects. tests/boundary/test_unprivileged_watcher.py runs this as uid 65534 too.
+refuses before it connects. A suite install whose postinstall fails after its refused request carries the refusal
+in its error (a check puts it in `conformance_tool`). tests/boundary/test_unprivileged_watcher.py runs this as uid
+65534 too.
 """
 
 from __future__ import annotations
@@ -36,13 +38,14 @@ from tests.suites.helpers import CLOSED, ROOT
 from watcher.boundary import sandbox
 from watcher.config import load_config
 from watcher.core.clock import START_VARIABLE
+from watcher.core.errors import ConformanceError
 from watcher.core.run_report import egress_refusals
 from watcher.core.store import Store
 from watcher.ops.status import collect_status, render_status
 from watcher.readiness.cycle import check_readiness
 from watcher.readiness.view import KV_RESULTS
 from watcher.suites.build import indexes
-from watcher.suites.judge.conformance import TOOL_RECORD
+from watcher.suites.judge.conformance import TOOL_RECORD, ensure_conformance
 from watcher.suites.runner import run_check
 from watcher.suites.state import REPORT_FILE
 from watcher.web.access import Access
@@ -204,3 +207,29 @@ def test_a_readiness_pass_builds_its_server_through_the_egress_proxy_and_records
     assert html.count("<code>169.254.169.254:80</code>") == 1, html[-3000:]
     text = render_status(collect_status(loaded, store))
     assert "egress REFUSED 1x: 169.254.169.254:80 (not_an_index)" in text, text
+
+
+def test_a_suite_install_that_fails_after_a_refused_request_carries_the_refusal_in_its_error(tmp_path: Path) -> None:
+    chosen = sandbox.choose("bubblewrap")
+    if not chosen.active:
+        pytest.skip(f"the run boundary cannot be had here: {chosen.reason}")
+    # Its mark goes to the install's own folder (INIT_CWD: npm removes a package whose postinstall failed).
+    failing = POSTINSTALL.replace('"ask-mark.txt"', 'process.env.INIT_CWD + "/ask-mark.txt"')
+    failing = failing.replace("ask.end();", 'ask.on("close", () => process.exit(1));\nask.end();')
+    sets = {"2025-11-25": ["server-reach"]}
+    with serve_registry(tmp_path / "registry") as registry:
+        tree = fake_suite.write_suite(tmp_path / "package", PINNED, sets, postinstall=failing)
+        publish(registry.root, {PINNED: (pack(tree, tmp_path / "tarballs"), "2026-11-20T10:00:00.000Z")}, PINNED)
+        boundary = dataclasses.replace(chosen, resolver=resolve)
+        with pytest.raises(ConformanceError) as failed:
+            ensure_conformance(
+                f"{PACKAGE}@{PINNED}",
+                tmp_path / "tools",
+                boundary=boundary,
+                registry=registry.base.replace("127.0.0.1", NAME),
+                timeout=300,
+            )
+    [prefix] = (tmp_path / "tools").glob("conformance-*[!k]")  # (not its .lock)
+    assert (prefix / "ask-mark.txt").read_text(encoding="utf-8") == "the suite's postinstall ran"  # it ran
+    assert "installing" in str(failed.value) and _refusals(failed.value.egress_refused) == [SUITE_REFUSAL]
+    assert not list((tmp_path / "tools").glob(f"conformance-*/{TOOL_RECORD}"))  # no record of a failed install
