@@ -1,7 +1,7 @@
 """What the run boundary costs: cold and warm suite runs with and without bubblewrap rooms.
 
     .venv/bin/python bench/bench_boundary.py [--server library] [--sdk-version 2.3.0] [--config PATH] [--quick]
-                                             [--suite-rounds 3] [--suite-room-only]
+                                             [--suite-rounds 3] [--suite-room-only] [--recorder [--rounds 5]]
 
 Three set-ups, each in a fresh folder: `suites.sandbox: off` (the installers use the machine's usual
 download caches), bubblewrap rooms with caches of their own only (`suites.shared_wheels: false`, as before
@@ -19,6 +19,11 @@ run room (one forwarded port to the server), alternately, `--suite-rounds` times
 run starts it, without a room (the baseline) and inside one, alternately, twice each (the mean), and their ratio;
 and a small suite of our own (bench/fakes/conformance_suite.py: one request, one checks.json) against a Node
 server in a room, on the host and in the suite's room, alternately, three times each (the medians and ratio).
+--recorder (installs nothing): an install room (network through the egress proxy) whose command opens 50
+connections to the proxy's port, with the room's recorder of direct connections and raw sockets (watcher/boundary/
+guard.py: every connect is told to it) and without it (the way before), alternately: the first of each in this
+process (cold: the recorder's probe and first start included) and the median of `--rounds` more (warm), and their
+ratios.
 """
 
 from __future__ import annotations
@@ -192,6 +197,57 @@ def real_suite_room(config_path: Path, server_name: str, version: str, rounds: i
     report_suite_room(times, f"the pinned suite ({', '.join(server.requirements)})")
 
 
+CONNECTS = """
+import socket
+for _ in range(50):
+    socket.create_connection(("127.0.0.1", 3128), timeout=10).close()
+"""
+
+
+def install_room_seconds(boundary: sandbox.Sandbox, folder: Path) -> float:
+    """One install room (the proxy's network) running CONNECTS, from its start to its end."""
+    room = boundary.room(readable=[], writable=[folder], network="registry", audit_as=("bench", "connects"))
+    began = time.perf_counter()
+    proc = room.start(["/usr/bin/python3", "-c", CONNECTS], cwd=str(folder), env={"PATH": "/usr/bin:/bin"})
+    code = proc.wait(timeout=120)
+    room.close()
+    if code != 0:
+        raise RuntimeError(f"the install room's command ended with {code}")
+    return time.perf_counter() - began
+
+
+def recorder_cost(rounds: int) -> int:
+    import dataclasses
+
+    from watcher.boundary import guard
+
+    boundary = sandbox.choose("bubblewrap")
+    if not boundary.active:
+        print(f"the run boundary cannot be had here: {boundary.reason}")
+        return 2
+    before = dataclasses.replace(boundary, record_direct=False)
+    with tempfile.TemporaryDirectory(prefix="bench-recorder-") as tmp:
+        folder = Path(tmp)
+        boundary.hand_over(folder)
+        cold_off = install_room_seconds(before, folder)
+        began = time.perf_counter()
+        problem = guard.problem()  # the recorder's probe: once per process, paid by its first room
+        cold_on = install_room_seconds(boundary, folder) + (time.perf_counter() - began)
+        if problem is not None:
+            print(f"no recorder here: {problem}")
+            return 2
+        times: dict[str, list[float]] = {"off": [], "on": []}
+        for number in range(rounds):
+            order = (("off", before), ("on", boundary)) if number % 2 == 0 else (("on", boundary), ("off", before))
+            for name, chosen in order:
+                times[name].append(install_room_seconds(chosen, folder))
+    off, on = statistics.median(times["off"]), statistics.median(times["on"])
+    print(f"install room, 50 connects to the proxy: cold without the recorder {cold_off:.3f} s, with {cold_on:.3f} s")
+    print(f"  cold ratio {cold_on / cold_off:.2f} x (the recorder's probe and first start included)")
+    print(f"  warm, median of {rounds} each, alternating: without {off:.3f} s, with {on:.3f} s: {on / off:.2f} x")
+    return 0
+
+
 def quick() -> int:
     off = sandbox.choose("off")
     boundary = sandbox.choose("bubblewrap")
@@ -227,9 +283,12 @@ def main() -> int:
     parser.add_argument("--suite-rounds", type=int, default=3, help="runs of the suite on the host and in its room")
     parser.add_argument("--suite-room-only", action="store_true", help="only the suite on the host and in its room")
     parser.add_argument("--quick", action="store_true", help="server start-ups only, nothing installed")
+    parser.add_argument("--recorder", action="store_true", help="install rooms with and without the recorder")
     args = parser.parse_args()
     if args.quick:
         return quick()
+    if args.recorder:
+        return recorder_cost(max(args.rounds, 5))
     if args.suite_room_only:
         return suite_room_main(args)
     boundary = sandbox.choose("bubblewrap")

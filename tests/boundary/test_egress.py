@@ -51,6 +51,20 @@ def test_rule_multicast() -> None:
     assert not egress.multicast(ip("93.184.216.34"))
 
 
+def test_rule_direct_connect() -> None:
+    for text in ("169.254.169.254", "10.0.0.5", "93.184.216.34", "fd00::1", "::ffff:169.254.169.254"):
+        assert egress.direct_connect(text), text
+    for text in ("127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1", "0.0.0.0", "::"):  # the room's own loopback
+        assert not egress.direct_connect(text), text
+
+
+def test_rule_raw_socket() -> None:
+    assert egress.raw_socket(socket.AF_INET, socket.SOCK_RAW) and egress.raw_socket(socket.AF_INET6, socket.SOCK_RAW)
+    assert egress.raw_socket(socket.AF_PACKET, socket.SOCK_DGRAM)  # a packet socket of any type
+    assert not egress.raw_socket(socket.AF_INET, socket.SOCK_STREAM)
+    assert not egress.raw_socket(socket.AF_NETLINK, socket.SOCK_RAW)  # (bwrap's own, to bring its loopback up)
+
+
 def test_rule_private_network() -> None:
     for text in ("10.1.2.3", "172.16.0.1", "192.168.1.1", "100.64.0.1", "fd00::1", "0.0.0.0", "240.0.0.1", "::"):
         assert egress.private_network(ip(text)), text

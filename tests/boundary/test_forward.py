@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from watcher.boundary import sandbox
-from watcher.boundary.network import Endpoint, Forwarded, Reach, loopback_port, registry_network
+from watcher.boundary.network import Endpoint, Forwarded, Reach
 
 SCENE = Path(__file__).resolve().parent / "fixtures" / "forward_scene.py"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -113,16 +113,6 @@ def test_a_forward_that_cannot_be_made_is_an_error_and_the_room_never_runs(tmp_p
         room.start(["/bin/sh", "-c", f"touch {mark}"], cwd=tmp_path, start_new_session=True)
     assert not mark.exists(), "the command ran without its forward"
     assert room.helpers == []
-
-
-def test_a_registry_on_the_hosts_loopback_is_forwarded_any_other_goes_through_the_egress_proxy() -> None:
-    assert registry_network("http://127.0.0.1:4873/") == Forwarded(4873, Endpoint(4873))
-    assert registry_network("http://localhost:8080/npm/") == Forwarded(8080, Endpoint(8080))
-    assert registry_network("http://127.1.2.3/") == Forwarded(80, Endpoint(80))
-    assert registry_network("https://npm.example.invalid/") == "registry"
-    assert registry_network("http://10.0.0.5:4873/") == "registry"
-    assert registry_network(None) == "registry"
-    assert loopback_port("ftp://127.0.0.1/") is None
 
 
 def test_a_server_in_a_room_is_reached_at_its_own_port_from_another_room() -> None:

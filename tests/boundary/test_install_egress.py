@@ -1,10 +1,12 @@
 """A hostile sdist installed by real pip in an install room whose only way out is the egress proxy, as root and
 as an unprivileged uid (fixtures/egress_scene.py): its setup.py asks for the metadata address, a private address
 (by address, and by an index's name rebound to it), an outside name (through the proxy and by DNS), a loopback
-port that is no index (through the proxy and directly) and a raw socket. Each is refused, the proxy's ones are
-recorded with the server and step, and the same install reaches its index and the file host the index's page
-names, and completes. No packet leaves loopback: the proxy refuses before it connects, the room has no route,
-and the scene's own resolver answers every name."""
+port that is no index (through the proxy and directly) and a raw socket. Each is refused; the proxy's ones, the
+direct connection to the metadata address and the raw socket are recorded with the server and step (the last two
+by the room's recorder, `watcher/boundary/guard.py`, with their kind), and the same install reaches its index and
+the file host the index's page names, and completes. No packet leaves loopback: the proxy refuses before it
+connects, the recorder before the kernel is asked (and the room has no route), and the scene's own resolver
+answers every name."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -36,6 +39,13 @@ REFUSED = {
     ("exfil.example", 80, "", "not_an_index"),
 }
 """What the proxy records, besides the loopback port that is no index (its number is the scene's)."""
+RECORDED = {
+    ("169.254.169.254", 80, "169.254.169.254", "direct_connect", "direct"),
+    ("raw socket", 0, "AF_INET SOCK_RAW, protocol 1", "raw_socket", "raw"),
+}
+"""What the room's recorder records: the direct connection to the metadata address and the raw ICMP socket."""
+SITE = sysconfig.get_paths()["purelib"]
+"""The test venv's packages: where the scene's recorder finds its seccomp binding (the system Python has none)."""
 
 
 def _boundary_problem() -> str | None:
@@ -60,10 +70,17 @@ def _check(scene: dict[str, object]) -> None:
     # Then: the proxy refused and recorded each of its ones, under the install's server and step...
     refusals = scene["refusals"]
     assert isinstance(refusals, list)
-    seen = {(r["host"], r["port"], r["address"], r["rule"]) for r in refusals}
+    assert scene["recorder"] == "direct connections and raw sockets refused and recorded", scene["recorder"]
+    proxied = [r for r in refusals if r["kind"] == "proxy"]
+    seen = {(r["host"], r["port"], r["address"], r["rule"]) for r in proxied}
     loopback = {item for item in seen if item[0] == "127.0.0.1"}
     assert seen - loopback == REFUSED, refusals
     assert len(loopback) == 1 and next(iter(loopback))[3] == "not_an_index", refusals
+    # ...and the room's recorder the direct connection and the raw socket, before the kernel was asked (as often as
+    # pip ran the setup.py: its metadata, then its wheel)...
+    direct = [(r["host"], r["port"], r["address"], r["rule"], r["kind"]) for r in refusals if r["kind"] != "proxy"]
+    runs = len(proxied) // len(seen)  # every attempt is made, and refused, on each run
+    assert set(direct) == RECORDED and len(direct) == len(RECORDED) * runs, refusals
     assert all(r["server"] == "hostile" and r["step"] == "pip install" and not r["let_through"] for r in refusals)
     assert scene["other_hits"] == 0, "the loopback service that is no index was reached"
     # ...and the same install reached its index and the file host the index's page named, and completed.
@@ -80,7 +97,7 @@ def test_a_hostile_install_reaches_only_its_index_and_every_other_way_out_is_ref
     folder = tmp_path / "scene"
     folder.mkdir()
     done = subprocess.run(
-        [sys.executable, str(SCENE), str(folder)], capture_output=True, text=True, timeout=800, check=False
+        [sys.executable, str(SCENE), str(folder), SITE], capture_output=True, text=True, timeout=800, check=False
     )
     assert done.returncode == 0, done.stderr
     scene = json.loads(done.stdout)
@@ -100,7 +117,7 @@ def test_the_same_holds_for_an_unprivileged_watcher_with_no_tun_device_and_no_ca
     try:
         done = subprocess.run(
             [setpriv, f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "--inh-caps=-all"]
-            + ["--bounding-set=-all", "--", SYSTEM_PYTHON, str(SCENE), str(folder)],
+            + ["--bounding-set=-all", "--", SYSTEM_PYTHON, str(SCENE), str(folder), SITE],
             capture_output=True,
             text=True,
             timeout=800,

@@ -4,7 +4,8 @@
 - a `check` cycle whose install step is outside code in an install room reaching out only through the egress
   proxy, with the refusals in the run report, the run page and `status` (tests/reliability/test_egress_audit.py);
 - a readiness pass: a new suite version installed and run against a server whose build installs through the
-  proxy, the refusal recorded in the readiness run's report (tests/reliability/test_readiness_egress.py); and
+  proxy, the refusals (the suite's install's too) recorded in the readiness run's report, and a suite install that
+  fails after a refused request carrying it in its error (tests/reliability/test_readiness_egress.py); and
   the hostile-suite readiness scene, a new suite version whose postinstall and CLI attack the deployment
   (tests/reliability/test_hostile_suite.py, its first case). Its one write that succeeds unprivileged, into the
   environments folder, is proven to land on the room's own /tmp tmpfs (the folders bwrap makes on the way to a
@@ -86,7 +87,7 @@ def test_an_unprivileged_watcher_runs_installs_through_the_proxy_a_check_readine
     assert done.returncode == 0, out[-5000:]
     first = out.splitlines()[0]
     assert first.startswith(f"uid {NOBODY} caps 0000000000000000 tun ") and "/root" not in first, first
-    assert "6 passed" in out and "skipped" not in out, out[-3000:]
+    assert "7 passed" in out and "skipped" not in out, out[-3000:]
 
 
 _PROBE = """

@@ -21,6 +21,7 @@ import contextlib
 import ipaddress
 import os
 import re
+import socket
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -92,6 +93,10 @@ class Refusal:
     at: str
     let_through: bool = False
     """True under `suites.egress: audit`: recorded, and then allowed."""
+    kind: str = "proxy"
+    """How it was attempted: "proxy" (asked of the proxy), "direct" (a connection or datagram straight to an
+    address, bypassing it) or "raw" (a raw or packet socket); the last two recorded by the room's recorder
+    (`guard.py`) and refused under both modes (the room has no route and no `CAP_NET_RAW` for them anyway)."""
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -118,6 +123,17 @@ def link_local(address: Address) -> bool:
 def multicast(address: Address) -> bool:
     """The address is multicast."""
     return address.is_multicast
+
+
+def direct_connect(address: str | Address) -> bool:
+    """A room's connection or datagram goes straight to an address off the room's own loopback, not to the proxy."""
+    found = _unmapped(ipaddress.ip_address(address))
+    return not (found.is_loopback or found.is_unspecified)
+
+
+def raw_socket(family: int, kind: int) -> bool:
+    """A room opens a raw IP socket (AF_INET or AF_INET6, SOCK_RAW) or a packet socket (AF_PACKET, any type)."""
+    return family == socket.AF_PACKET or (family in (socket.AF_INET, socket.AF_INET6) and kind == socket.SOCK_RAW)
 
 
 PRIVATE_NETWORKS = tuple(

@@ -37,7 +37,10 @@ class HostReason(enum.Enum):
         "one of the watcher's own tools asked about itself or its settings (`node --version`, "
         "`npm config get registry`): no package, no script, no project code"
     )
-    HELPER = "a helper of the boundary itself: bwrap's probe, slirp4netns (the benchmark's), the relay"
+    HELPER = (
+        "a helper of the boundary itself: bwrap's probe, slirp4netns (the benchmark's), the relay, the install "
+        "room's recorder's probe"
+    )
     RESOLVE = (
         "the watcher's own `uv pip compile --only-binary :all:` for the shared wheel cache: it reads wheel "
         "metadata from the index and runs no package code"

@@ -8,12 +8,12 @@ Every room has a network namespace of its own with only a loopback device. On to
 - `"slirp"`: outbound to every address but the host's loopback, through slirp4netns (`slirp.py`): what installs
   had before the proxy, kept only for the boundary benchmark's side-by-side;
 - `Forwarded(port, to)`: no route out, but the room's 127.0.0.1:port leads to one endpoint — the server under
-  test for the conformance suite's room, a registry on the host's loopback for an install room.
+  test, for the conformance suite's room. (An install reaches a registry on the host's loopback through the
+  proxy too, as an index written as loopback: its other requests are then refused and recorded.)
 """
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import select
@@ -61,26 +61,6 @@ def describe(network: Network) -> str:
         return "outbound to all but the host's loopback (slirp4netns)"
     assert isinstance(network, Forwarded)
     return f"one forwarded port: 127.0.0.1:{network.port} to {network.to.describe()}"
-
-
-def loopback_port(url: str) -> int | None:
-    """The port of an http(s) URL on the host's loopback (127.0.0.0/8 or localhost); None for any other URL."""
-    parts = urlsplit(url)
-    host = (parts.hostname or "").lower()
-    try:
-        on_loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        on_loopback = False
-    if not on_loopback or parts.scheme not in ("http", "https"):
-        return None
-    return parts.port or (443 if parts.scheme == "https" else 80)
-
-
-def registry_network(url: str | None) -> Network:
-    """An install room's network: a registry on the host's loopback (a mirror, the tests' fake) is its one
-    forwarded port; any other is reached through the egress proxy (no route out but it)."""
-    port = loopback_port(url) if url else None
-    return "registry" if port is None else Forwarded(port, Endpoint(port))
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,9 @@ process it started dies with it; no capabilities; and when the watcher is root, 
 
 Network (`network.py`, one parameter of a room): the install step gets a network namespace with no route out:
 its one way out is a port forwarded to the watcher's egress proxy (`proxy.py`), which allows only the configured
-indexes and the file hosts they name, and records every refusal (`egress.py`); the server under test gets no
+indexes and the file hosts they name, and records every refusal (`egress.py`); a connection straight to an address
+or a raw socket is refused and recorded by the room's recorder (`guard.py`, which starts bwrap under a seccomp
+filter whose listener it keeps); the server under test gets no
 network but its own loopback; the conformance suite's room gets one forwarded port, to the server under test.
 The watcher's clients (snapshot, evaluation) reach an HTTP server through `relay.py`, a small forwarder that
 joins the room's network namespace — the server itself has no route out.
@@ -37,6 +39,7 @@ import os
 import select
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,12 +47,13 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Literal
 from urllib.parse import unquote, urlparse
 
-from watcher.boundary import egress, proxy, reaper, slirp
+from watcher.boundary import egress, guard, proxy, reaper, slirp
 from watcher.boundary import network as networks
 from watcher.boundary.egress import Mode as EgressMode
 from watcher.boundary.launch import Host, HostReason, Launcher, ToolTimeout, run_tool, spawn
 from watcher.boundary.network import Forwarded, Network
 from watcher.boundary.proxy import EgressProxy, Resolver
+from watcher.core import clock
 from watcher.core.errors import SuiteError
 
 if TYPE_CHECKING:  # the run report's model needs pydantic; this module is loaded without it too
@@ -97,6 +101,9 @@ class Sandbox:
     """The installers' default indexes and the SDK sources the config names (the caller's: `suites.build.indexes`)."""
     resolver: Resolver = proxy.system_resolver
     """How the proxy looks names up (tests give it a resolver of their own)."""
+    record_direct: bool = True
+    """An install room's direct connections and raw sockets are recorded (`guard.py`) where this machine allows
+    it (False: the benchmark's comparison with the way before the recorder)."""
 
     @property
     def active(self) -> bool:
@@ -113,10 +120,21 @@ class Sandbox:
 
     def network_note(self) -> str:
         return (
-            f"install: no route out, only the watcher's proxy to the configured indexes (egress: {self.egress}); "
+            f"install: no route out, only the watcher's proxy to the configured indexes (egress: {self.egress}), "
+            f"{self.recorder_note()}; "
             "run: own loopback only; "
             "conformance suite: one forwarded port, to the server under test"
         )
+
+    def recorder(self) -> bool:
+        """Whether install rooms get the recorder of direct connections and raw sockets (`guard.py`)."""
+        return self.record_direct and guard.problem() is None
+
+    def recorder_note(self) -> str:
+        if self.recorder():
+            return "direct connections and raw sockets refused and recorded"
+        why = guard.problem() if self.record_direct else "the recorder is off"
+        return f"direct connections and raw sockets refused by the kernel, not recorded ({why})"
 
     def user_note(self) -> str:
         if os.geteuid() == 0:
@@ -254,8 +272,12 @@ class Room(Launcher):
     """What the room's proxy refused (or, under `audit`, let through) over every start."""
     failed: list[str] = field(default_factory=list)
     """Allowed requests of the room's proxy that failed, with their cause, over every start."""
+    direct: list[egress.Refusal] = field(default_factory=list)
+    """The direct connections and raw sockets the room's recorder refused (`guard.py`), over every start."""
     _resolv: str | None = None
     _proxy: EgressProxy | None = None
+    _readers: list[threading.Thread] = field(default_factory=list)
+    _direct_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def describe(self) -> str:
         return f"bubblewrap room (network: {networks.describe(self.network)})"
@@ -283,11 +305,18 @@ class Room(Launcher):
             protected=self.protected,
         )
         passed = tuple(popen.pop("pass_fds", ())) + (info_w, block_r)
+        report_w = None
+        if self.network == "registry" and self.sandbox.recorder():
+            report_r, report_w = os.pipe()  # the recorder's reports: the room never holds this pipe
+            argv, passed = guard.command(argv, report_w), (*passed, report_w)
+            self._readers.append(guard.read_reports(report_r, self._record))
         try:
             proc = spawn(argv, pass_fds=passed, **popen)
         finally:
             os.close(info_w)
             os.close(block_r)
+            if report_w is not None:
+                os.close(report_w)
         try:
             info = _read_info(info_r)
             self.netns_pid = int(info["child-pid"]) if info else None
@@ -320,8 +349,28 @@ class Room(Launcher):
         started.start()
         return started
 
+    def _record(self, attempt: dict[str, object]) -> None:
+        """One attempt the recorder refused, under the room's server and step, at the watcher's time."""
+        if "unrecorded" in attempt or "dropped" in attempt:
+            log.warning("the install room's recorder: %s", attempt)
+            return
+        refusal = egress.Refusal(
+            str(attempt.get("host", "")),
+            int(str(attempt.get("port") or 0)),
+            str(attempt.get("address", "")),
+            str(attempt.get("rule", "")),
+            self.label[1],
+            self.label[0],
+            clock.now().isoformat(timespec="seconds"),
+            kind=str(attempt.get("kind", "direct")),
+        )
+        with self._direct_lock:
+            self.direct.append(refusal)
+
     def refusals(self) -> list[egress.Refusal]:
-        return [*self.refused, *(self._proxy.policy.taken() if self._proxy else [])]
+        with self._direct_lock:
+            direct = list(self.direct)
+        return [*self.refused, *(self._proxy.policy.taken() if self._proxy else []), *direct]
 
     def egress_failures(self) -> list[str]:
         return [*self.failed, *(self._proxy.policy.failures if self._proxy else [])]
@@ -357,6 +406,9 @@ class Room(Launcher):
             for stream in (helper.stdin, helper.stdout):
                 _close(stream)
         self.helpers.clear()
+        for reader in self._readers:  # the recorder ended with the room: its last reports are read
+            reader.join(timeout=START_SECONDS)
+        self._readers.clear()
         if self._proxy is not None:
             self.refused += self._proxy.policy.taken()
             self.failed += self._proxy.policy.failures

@@ -146,11 +146,13 @@ class SuiteError(WatcherError):
 
 
 class ConformanceError(SuiteError):
-    """The suite could not be installed or its inputs are unusable; `evidence` holds output lines."""
+    """The suite could not be installed or its inputs are unusable; `evidence` holds output lines, `egress_refused`
+    what the install room's egress proxy refused before the install failed."""
 
-    def __init__(self, message: str, evidence: str = "") -> None:
+    def __init__(self, message: str, evidence: str = "", egress_refused: list[dict[str, object]] | None = None) -> None:
         super().__init__(message)
         self.evidence = evidence
+        self.egress_refused = list(egress_refused or [])
 
 
 class ToolMissing(SuiteError):

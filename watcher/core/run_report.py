@@ -106,12 +106,16 @@ class ServerExit(TypedDict):
     evidence: str
 
 
-class ConformanceTool(TypedDict):
-    """The conformance suite a run used and how long getting it took."""
+@_KEEP_UNKNOWN
+class ConformanceTool(TypedDict, total=False):
+    """The conformance suite a run used and how long getting it took (`error`: why it could not be had), and what
+    its install room's egress proxy refused when it was installed (`egress_refused`: kept in the tool's record)."""
 
     package: str
     version: str
     seconds: float
+    error: str
+    egress_refused: list[dict[str, object]]
 
 
 @_KEEP_UNKNOWN
@@ -274,6 +278,7 @@ class StepResult(TypedDict, total=False):
     to_fix: list[FixItem]
     pinned: list[ConformanceResult]
     candidate: list[ConformanceResult]
+    egress_refused: list[dict[str, object]]
 
 
 @_KEEP_UNKNOWN
@@ -319,6 +324,24 @@ class RunReport(TypedDict, total=False):
 
 
 _READER: pydantic.TypeAdapter[RunReport] = pydantic.TypeAdapter(RunReport)
+
+
+def egress_target(refusal: dict[str, object]) -> str:
+    """What a refusal asked for, as shown: `host:port`, or what a raw socket was (it names no host)."""
+    if refusal.get("kind") == "raw":
+        return f"{refusal.get('host', '')} ({refusal.get('address', '')})"
+    return f"{refusal.get('host', '')}:{refusal.get('port', '')}"
+
+
+def egress_refusals(report: RunReport | None) -> list[dict[str, object]]:
+    """A run's egress audit, every part of it: what its install rooms' proxy refused (`install.egress_refused`),
+    then what the conformance suite's install room's did (a check's `conformance_tool.egress_refused`, a readiness
+    run's `step.egress_refused`); each refusal names its server and step. Entries that are not objects are dropped."""
+    if not report:
+        return []
+    install, tool, step = report.get("install"), report.get("conformance_tool"), report.get("step")
+    parts = [part.get("egress_refused") if isinstance(part, dict) else None for part in (install, tool, step)]
+    return [r for part in parts if isinstance(part, list) for r in part if isinstance(r, dict)]
 
 
 def load_report(data: object, where: str) -> RunReport:

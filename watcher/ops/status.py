@@ -6,7 +6,7 @@ from typing import Any
 
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import clock
-from watcher.core.run_report import RunReport
+from watcher.core.run_report import RunReport, egress_refusals, egress_target
 from watcher.core.store import Store
 from watcher.core.text import shown
 from watcher.core.timefmt import parse_iso
@@ -146,14 +146,13 @@ def protection_status(loaded: LoadedConfig) -> dict[str, Any]:
 
 
 def egress_refused(report: RunReport | None) -> list[dict[str, object]]:
-    """A run's egress audit: what its install rooms' proxy refused (or let through under `audit`)."""
-    install = report.get("install") if report else None
-    refused = install.get("egress_refused") if install else None
-    return [r for r in refused or [] if isinstance(r, dict)]
+    """A run's egress audit: what its install rooms' proxy refused (or let through under `audit`), the conformance
+    suite's install's included."""
+    return egress_refusals(report)
 
 
 def _egress_line(refused: list[dict[str, object]]) -> str:
-    shown = sorted({f"{r.get('host')}:{r.get('port')} ({r.get('rule')})" for r in refused})
+    shown = sorted({f"{egress_target(r)} ({r.get('rule')})" for r in refused})
     audit = any(r.get("let_through") for r in refused)
     more = f", +{len(shown) - 5} more" if len(shown) > 5 else ""
     return f"      egress {'recorded (audit)' if audit else 'REFUSED'} {len(refused)}x: {', '.join(shown[:5])}{more}"

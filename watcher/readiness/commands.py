@@ -54,6 +54,11 @@ def run_readiness(args: argparse.Namespace) -> int:
             if not summary["ok"]:
                 print(f"mcp-watcher readiness: {summary.get('error')}", file=sys.stderr)
                 code = 1
+            if summary.get("egress_refused"):
+                from watcher.suites.judge.conformance import describe_refused
+
+                said = describe_refused(summary["egress_refused"])
+                print(shown(f"mcp-watcher readiness: suite {summary['suite_version']}'s install: egress {said}"))
         revisions = collect_readiness(loaded.config, store, today)
     if args.json:
         print(json.dumps([r.to_json() for r in revisions], indent=2, ensure_ascii=False))

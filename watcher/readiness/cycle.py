@@ -114,6 +114,7 @@ def check_readiness(
         return summary
     suite = inspect(loaded, store, newest, stop)
     summary["suite_version"] = newest
+    summary["egress_refused"] = list(suite.egress_refused)  # what the suite's install room's proxy refused
     if stop.is_set():
         summary.update({"ok": False, "stopped": True, "error": "stopped before the pass was complete"})
         return summary

@@ -62,6 +62,7 @@ def readiness_step(tool: ConformanceTool, set_name: str, timeout: float) -> Serv
 
     def step(target: StepTarget) -> StepResult:
         base: StepResult = {"set": set_name, "suite_version": tool.version, "arguments": cli_arguments(set_name)}
+        base["egress_refused"] = list(tool.egress_refused)  # the suite's install's, from its record
         out_dir = target.out_dir
         try:
             run, results_dir = conformance.invoke_suite(

@@ -82,6 +82,7 @@ class PassSummary(TypedDict, total=False):
     candidate: list[CandidateOutcome]
     error: str
     stopped: bool
+    egress_refused: list[dict[str, object]]
 
 
 _RESULTS: pydantic.TypeAdapter[Results] = pydantic.TypeAdapter(Results)

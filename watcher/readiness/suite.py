@@ -60,6 +60,9 @@ class SuiteVersion:
     """Requirement set → the server scenarios it scores."""
     root: Path | None = None
     error: str | None = None
+    egress_refused: tuple[dict[str, object], ...] = ()
+    """What the install room's egress proxy refused while this version was installed (the tool's record), or
+    before its install failed."""
 
 
 def tools_dir(loaded: LoadedConfig) -> Path:
@@ -94,15 +97,18 @@ def inspect(loaded: LoadedConfig, store: Store, version: str, stop: threading.Ev
     seen: dict[str, InspectedVersion] = store.get_kv(KV_INSPECTED) or {}
     if version in seen and "sets" in seen[version]:
         tool = install(loaded, version, cancel=stop)  # already installed: the marker makes this a look-up
-        return SuiteVersion(version, seen[version]["sets"], tool.root)
+        return SuiteVersion(version, seen[version]["sets"], tool.root, egress_refused=tool.egress_refused)
+    refused: tuple[dict[str, object], ...] = ()
     try:
         tool = install(loaded, version, cancel=stop)
+        refused = tool.egress_refused
         sets = read_sets(tool)
     except (WatcherError, OSError, ValueError) as exc:  # ConformanceError, ToolMissing, a refused file
+        refused = tuple(getattr(exc, "egress_refused", ())) or refused
         if stop is None or not stop.is_set():
             seen[version] = {"error": str(exc)}
             store.set_kv(KV_INSPECTED, seen)
-        return SuiteVersion(version, {}, None, str(exc))
+        return SuiteVersion(version, {}, None, str(exc), refused)
     seen[version] = {"sets": sets}
     store.set_kv(KV_INSPECTED, seen)
-    return SuiteVersion(version, sets, tool.root)
+    return SuiteVersion(version, sets, tool.root, egress_refused=refused)

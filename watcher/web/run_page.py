@@ -9,7 +9,7 @@ from typing import Any
 
 from watcher.clusters.view import RunCluster, run_cluster
 from watcher.core.contract_doc import ContractChange
-from watcher.core.run_report import RunReport
+from watcher.core.run_report import RunReport, egress_refusals, egress_target
 from watcher.core.store_schema import RunRow
 from watcher.core.timefmt import parse_iso
 from watcher.notify import keys
@@ -97,6 +97,8 @@ class EgressRow:
     address: str
     rule: str
     outcome: str
+    kind: str = "proxy"
+    """How it was attempted: through the proxy, a direct connection, or a raw socket (`egress.Refusal.kind`)."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +134,7 @@ class RunPage:
     source_commit: str | None
     slack: list[Link]
     egress: list[EgressRow] = field(default_factory=list)
-    """The install's egress audit (`report.install.egress_refused`)."""
+    """The run's egress audit (`run_report.egress_refusals`: the install's and the conformance suite's install's)."""
     cluster: RunCluster | None = None
     """The failure cluster the result was filed in (watcher.clusters), when it failed."""
 
@@ -227,20 +229,24 @@ def _logs(ctx: WebContext, report: RunReport, state: str) -> list[LogTail]:
 
 
 def _egress(ctx: WebContext, report: RunReport) -> list[EgressRow]:
-    install = report.get("install")
-    refused = install.get("egress_refused") if isinstance(install, dict) else None
     return [
         EgressRow(
             at=ctx.clean(r.get("at", "")),
-            step=ctx.clean(r.get("step", "")),
-            target=ctx.clean(f"{r.get('host', '')}:{r.get('port', '')}"),
+            step=ctx.clean(_egress_step(r, report)),
+            target=ctx.clean(egress_target(r)),
+            kind=ctx.clean(str(r.get("kind") or "proxy")),
             address=ctx.clean(r.get("address") or "not resolved"),
             rule=ctx.clean(r.get("rule", "")),
             outcome="let through (audit)" if r.get("let_through") else "refused",
         )
-        for r in refused or []
-        if isinstance(r, dict)
+        for r in egress_refusals(report)
     ]
+
+
+def _egress_step(refusal: dict[str, object], report: RunReport) -> str:
+    """The refusal's step, with its server when that is not the run's own (the conformance suite's install)."""
+    server, step = str(refusal.get("server") or ""), str(refusal.get("step") or "")
+    return f"{server}: {step}" if server and server != report.get("server") else step
 
 
 def _slack_links(ctx: WebContext, run: RunRow, team: str) -> list[Link]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 import shutil
 import threading
@@ -34,7 +35,7 @@ import yaml
 
 from watcher.boundary import sandbox, toolchain
 from watcher.boundary.launch import Launcher
-from watcher.boundary.network import Forwarded, Reach, registry_network
+from watcher.boundary.network import Forwarded, Reach
 from watcher.boundary.process import CommandResult, run_command, scrubbed_env, tail
 from watcher.core import untrusted
 from watcher.core.errors import ConformanceError as ConformanceError
@@ -47,6 +48,9 @@ FAILING = ("FAILURE", "WARNING")
 _SEVERITY = {"FAILURE": 3, "WARNING": 2, "SUCCESS": 1}
 _RESULT_DIR = re.compile(r"^server-(?P<scenario>.+)-(?P<stamp>\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z)$")
 REQUIREMENTS_PLACEHOLDER = "{requirements}"
+TOOL_RECORD = "mcp-watcher-tool.json"
+"""The installed suite's record in its folder: its package, version and what its install room's proxy refused."""
+log = logging.getLogger(__name__)
 
 
 # --- installing the pinned suite --------------------------------------------------------------------
@@ -58,6 +62,9 @@ class ConformanceTool:
     version: str
     root: Path
     """The installed package folder (holds dist/ and requirements/)."""
+    egress_refused: tuple[dict[str, object], ...] = field(default=(), compare=False)
+    """What the install room's egress proxy refused (or let through under `suites.egress: audit`) while this
+    version was installed: kept in the tool's record, so every later use of the install reports it too."""
 
     @property
     def cli(self) -> Path:
@@ -99,8 +106,9 @@ def ensure_conformance(
 ) -> ConformanceTool:
     """Install the suite into `tools_dir` once (later calls reuse it). Raises ConformanceError.
     Its install scripts are code from a registry: with the sandbox on the install runs in a room (writable
-    only its own folder, network to the registry only, a package cache of its own); a `boundary` that is
-    refused installs nothing."""
+    only its own folder, no route out but the watcher's egress proxy to the registry, a package cache of its
+    own); a `boundary` that is refused installs nothing. What the proxy refused is in the tool's record
+    (`ConformanceTool.egress_refused`), or in the ConformanceError of an install that failed."""
     if boundary.refused:
         raise ConformanceError(f"{package} was not installed: {boundary.reason}")
     boundary = with_sources(boundary)
@@ -109,10 +117,12 @@ def ensure_conformance(
     key = hashlib.sha256(json.dumps([package, registry]).encode()).hexdigest()[:12]
     prefix = tools_dir / f"conformance-{key}"
     root = prefix / "node_modules" / name
-    marker = prefix / "mcp-watcher-tool.json"
+    marker = prefix / TOOL_RECORD
     with locked(prefix.with_name(prefix.name + ".lock")):
         if marker.exists():
-            return ConformanceTool(package, json.loads(marker.read_text())["version"], root)
+            record = json.loads(marker.read_text())
+            refused = [r for r in record.get("egress_refused") or [] if isinstance(r, dict)]
+            return ConformanceTool(package, record["version"], root, tuple(refused))
         remove_env(prefix)  # a failed install's leftovers (its scripts may have left links) go first
         prefix.mkdir(parents=True, exist_ok=True)
         (prefix / "package.json").write_text('{"name": "mcp-watcher-tools", "private": true}\n', encoding="utf-8")
@@ -132,7 +142,9 @@ def ensure_conformance(
         launcher = boundary.room(
             readable=[toolchain.node_root(), *sandbox.local_package_sources()],
             writable=[prefix],
-            network=registry_network(registry),
+            # Through the proxy, a registry on the host's loopback too (a mirror, the tests' fake): every other
+            # request of the install's scripts is then refused and recorded, not only stopped by the kernel.
+            network="registry",
             protected=[prefix / "install.log"],
             audit_as=("conformance suite", "npm install"),
             learn_from=learn_urls("typescript", name, env, boundary.index_sources() if boundary.active else ()),
@@ -146,20 +158,32 @@ def ensure_conformance(
             cancel=cancel,
             launcher=launcher,
         )
+        refused = [refusal.as_dict() for refusal in launcher.refusals()]
+        if refused:
+            log.warning("installing %s: the egress proxy %s", package, describe_refused(refused))
         shutil.rmtree(prefix / ".cache", ignore_errors=True)
         if not run.ok:
-            raise ConformanceError(f"installing {package} failed ({run.describe()})", run.tail)
-        installed = _installed_version(prefix, root, package)
+            said = "".join(f"\negress proxy: {text}" for text in launcher.egress_failures()[-5:])
+            raise ConformanceError(f"installing {package} failed ({run.describe()})", run.tail + said, refused)
+        installed = _installed_version(prefix, root, package, refused)
         if version and installed != version:
-            raise ConformanceError(f"npm installed {name} {installed}, not the pinned {version}")
+            raise ConformanceError(f"npm installed {name} {installed}, not the pinned {version}", "", refused)
         if boundary.active:
             seal(prefix)  # the room's user installed it; nothing of a run may change it afterwards
         marker.unlink(missing_ok=True)  # whatever the install put there (a link would be followed)
-        marker.write_text(json.dumps({"package": package, "version": installed}), encoding="utf-8")
-        return ConformanceTool(package, installed, root)
+        record = {"package": package, "version": installed, "egress_refused": refused}
+        marker.write_text(json.dumps(record), encoding="utf-8")
+        return ConformanceTool(package, installed, root, tuple(refused))
 
 
-def _installed_version(prefix: Path, root: Path, package: str) -> str:
+def describe_refused(refused: list[dict[str, object]]) -> str:
+    """One line for the log: how many requests the proxy refused (or recorded under audit), and which."""
+    audit = any(r.get("let_through") for r in refused)
+    shown = sorted({f"{r.get('host')}:{r.get('port')} ({r.get('rule')})" for r in refused})
+    return f"{'recorded (audit)' if audit else 'refused'} {len(refused)} request(s): {', '.join(shown[:5])}"
+
+
+def _installed_version(prefix: Path, root: Path, package: str, refused: list[dict[str, object]]) -> str:
     """The version in the installed package.json, read through the loader for outside files: a plain file
     inside the install, no link followed (the install's scripts could have made it, or a folder on the way, a
     link to a file of the host's)."""
@@ -167,9 +191,9 @@ def _installed_version(prefix: Path, root: Path, package: str) -> str:
         manifest = untrusted.load_json(prefix, root / "package.json", limits=untrusted.SUITE_MANIFEST, expect=dict)
         version = manifest["version"]
     except (UntrustedInputError, KeyError) as exc:
-        raise ConformanceError(f"installing {package} left no readable package.json: {exc}") from exc
+        raise ConformanceError(f"installing {package} left no readable package.json: {exc}", "", refused) from exc
     if not isinstance(version, str):
-        raise ConformanceError(f"installing {package} left a package.json whose version is not a string")
+        raise ConformanceError(f"installing {package} left a package.json whose version is not a string", "", refused)
     return version
 
 

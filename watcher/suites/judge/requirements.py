@@ -39,12 +39,19 @@ def run_conformance(run: RunState, server: ServerProcess) -> None:
         run.check_cancel()
         evidence = getattr(exc, "evidence", "")
         run.report["conformance"] = [{"requirements": r, "error": str(exc), "evidence": evidence} for r in revisions]
+        run.report["conformance_tool"] = {
+            "package": settings.package,
+            "seconds": round(time.monotonic() - began, 2),
+            "error": str(exc),
+            "egress_refused": list(getattr(exc, "egress_refused", [])),
+        }
         run.mark(ERROR, f"conformance suite unavailable: {exc}")
         return
     run.report["conformance_tool"] = {
         "package": tool.package,
         "version": tool.version,
         "seconds": round(time.monotonic() - began, 2),
+        "egress_refused": list(tool.egress_refused),
     }
     configured = run.repo_path(run.server.expected_failures) if run.server.expected_failures else None
     configured_root = run.repo_root_of(run.server.expected_failures) if run.server.expected_failures else None
