@@ -60,10 +60,13 @@ IO_EDGES: dict[str, tuple[int, str]] = {
     "watcher.readiness.judge": (2, "the conformance suite's checks.json entries (outside JSON) read for what to fix"),
     "watcher.readiness.view": (1, "to_json: `readiness --json`'s JSON document (a revision's readiness, asdict)"),
     "watcher.repos.discover": (1, "GitHub's organisation repository listing (REST JSON answers) as received, paged"),
+    "watcher.repos.onboarding": (1, "the onboarding message's Block Kit: slack-sdk takes dicts"),
+    "watcher.repos.proposal": (1, "the proposal message's Block Kit: slack-sdk takes dicts"),
     "watcher.repos.show": (
         4,
         "repos_json/discovery_json: the repositories part of `status --json`, its text made from it",
     ),
+    "watcher.serverset.welcome": (1, "the welcome message's Block Kit: slack-sdk takes dicts"),
     "watcher.slackapp.app": (
         16,
         "Slack's interaction payloads (Bolt hands dicts) and the modal views built for it (Block Kit)",
@@ -90,10 +93,6 @@ IO_EDGES: dict[str, tuple[int, str]] = {
 document: (the most any-mappings they may hold, why). Block Kit stays a dict where slack-sdk takes dicts."""
 
 NOT_YET_TYPED: dict[str, tuple[int, str]] = {
-    "watcher.repos.onboarding": (2, "a server's JSON dump read field by field, and the message's Block Kit"),
-    "watcher.repos.proposal": (3, "Proposal.as_dict as RepoState keeps it, the proposed YAML mapping, its Block Kit"),
-    "watcher.repos.sync": (2, "RepoState kept as JSON (kv): its servers' JSON dumps and the proposal's stored form"),
-    "watcher.serverset.welcome": (2, "the server's JSON dump read field by field, and the welcome's Block Kit"),
     "watcher.web.overview": (3, "readiness.view's rows as JSON for the panel, and a source's `/api/status` entry"),
 }
 """Data between stages still carried as dicts: named so the count only goes down. Each is a type to make, not

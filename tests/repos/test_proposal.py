@@ -18,7 +18,7 @@ from tests.suites.helpers import LIBRARY, new_repo
 from watcher.core.store import Store
 from watcher.notify.delivery import WebApiSink, deliver_outbox
 from watcher.notify.settings import SlackSettings
-from watcher.repos.proposal import Proposal, propose
+from watcher.repos.proposal import propose
 from watcher.repos.sync import effective_config, sync_repos
 from watcher.repos.teamfile import parse_team_file
 
@@ -80,7 +80,7 @@ def test_a_repository_without_a_file_is_told_once_and_shown_until_a_file_appears
     first = sync_repos(loaded, store)
     sync_repos(loaded, store)  # the next pass tells nothing again
     assert first.config.servers == [] and first.repos[0].proposal is not None
-    proposal = Proposal(**first.repos[0].proposal)
+    proposal = first.repos[0].proposal
     assert proposal.start == ["library-server"]  # its console script
     deliver_outbox(store, WebApiSink(slack.token, SlackSettings(api_url=slack.api_url, retries=1), store))
     [message] = slack.messages
@@ -129,7 +129,8 @@ def test_the_committed_proposal_starts_in_a_room_and_its_first_run_passes(tmp_pa
     loaded = central_config(tmp_path, [{"git": str(repo), "team": "books"}], slack={"api_url": slack.api_url})
     store = Store(tmp_path / "state" / "watcher.db")
     seen(store, "2.0.0", "2.3.0")
-    proposal = Proposal(**(sync_repos(loaded, store).repos[0].proposal or {}))
+    proposal = sync_repos(loaded, store).repos[0].proposal
+    assert proposal is not None
     change(repo, {".mcp-watcher.yaml": proposal.text}, "the proposal, as it was")
     result = sync_repos(loaded, store)
     assert start_onboarding(store, result.new) == ["books-mcp@2.3.0"]

@@ -13,7 +13,7 @@ from watcher.core.store_schema import Notice, RunRow
 from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, escape, section
 from watcher.repos.detect import DetectionEntry
-from watcher.repos.sync import RepoState
+from watcher.repos.sync import RepoState, StoredServer
 from watcher.repos.teamfile import FILE_NAME
 from watcher.suites.source.checkout import display_url
 
@@ -84,7 +84,7 @@ def onboarding_text(state: RepoState, verdicts: dict[str, RunRow]) -> tuple[Mrkd
     return text, blocks
 
 
-def server_line(server: dict[str, Any], found: DetectionEntry | None, overridden: list[str], run: RunRow | None) -> str:
+def server_line(server: StoredServer, found: DetectionEntry | None, overridden: list[str], run: RunRow | None) -> str:
     """One server of an onboarding message: what it is, where that was read, its baseline and first verdict."""
     how = f"detected in {found['manifest']}" if found else "as written in the file"
     if found and overridden:

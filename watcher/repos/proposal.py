@@ -10,11 +10,12 @@ team-file loader's own detection, so the proposal and the loader never disagree 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 import yaml
+from typing_extensions import TypedDict
 
 from watcher.config import WatcherConfig
 from watcher.core import untrusted
@@ -61,8 +62,19 @@ class Proposal:
             f"likely start: {' '.join(self.start)}"
         )
 
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+
+class ProposedServer(TypedDict, total=False):
+    """The one server of a proposed team file, as written to its YAML (only what detection cannot know, and the
+    placeholders a team fills in when no manifest names an SDK)."""
+
+    name: str
+    path: str
+    transport: str
+    start: list[str]
+    prepare: list[list[str]]
+    language: str
+    sdk: str
+    baseline_sdk_version: str
 
 
 def propose(repository: str, files: list[str], read: Read, taken: set[str]) -> Proposal:
@@ -71,7 +83,7 @@ def propose(repository: str, files: list[str], read: Read, taken: set[str]) -> P
     name = _free_name(repository, taken)
     language = found.server_language if found else "other"
     start, prepare = _start(found, folder, files, read)
-    entry: dict[str, Any] = {"name": name}
+    entry: ProposedServer = {"name": name}
     if folder:
         entry["path"] = folder
     entry["transport"] = "stdio"
@@ -79,7 +91,7 @@ def propose(repository: str, files: list[str], read: Read, taken: set[str]) -> P
     if language == "other" and prepare:
         entry["prepare"] = prepare
     if not found:
-        entry.update(language="other", sdk="SDK-NAME", baseline_sdk_version="VERSION")
+        entry["language"], entry["sdk"], entry["baseline_sdk_version"] = "other", "SDK-NAME", "VERSION"
     head = (
         f"# {FILE_NAME}: proposed by mcp-watcher from what it found in this repository; commit it as it is or\n"
         "# change it. Left out, language, sdk and baseline_sdk_version are detected from the manifest.\n"
@@ -183,7 +195,7 @@ def queue_proposals(config: WatcherConfig, store: Store, states: list[RepoState]
         if state.has_file or not state.proposal or state.error or not state.commit:
             continue
         team = config.team(state.team)
-        text, blocks = proposal_text(state, Proposal(**state.proposal))
+        text, blocks = proposal_text(state, state.proposal)
         if store.enqueue(Notice(keys.repo_proposal(state.git, team.name), team.name, team.slack_channel,
                                 "repo-proposal", text, blocks)):  # fmt: skip
             queued.append(keys.repo_proposal(state.git, team.name))

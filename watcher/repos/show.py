@@ -8,7 +8,6 @@ from typing_extensions import TypedDict
 
 from watcher.config import WatcherConfig
 from watcher.core.store import Store
-from watcher.repos.proposal import Proposal
 from watcher.repos.sync import repo_states
 from watcher.suites.source.checkout import display_url
 
@@ -117,7 +116,7 @@ def proposals_json(config: WatcherConfig, store: Store) -> list[ProposalRow]:
     for state in repo_states(config, store):
         if state.has_file or not state.proposal or not state.commit:
             continue
-        proposal = Proposal(**state.proposal)
+        proposal = state.proposal
         shown.append(
             {
                 "repository": display_url(state.git),

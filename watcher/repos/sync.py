@@ -15,15 +15,17 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import NotRequired
 
+import pydantic
 from pydantic import ValidationError
+from typing_extensions import TypedDict
 
 from watcher.config import LoadedConfig, WatcherConfig, secret_env_names
 from watcher.core import untrusted, vault
-from watcher.core.errors import ConfigError
+from watcher.core.errors import ConfigError, StateError
 from watcher.core.store import Store
 from watcher.core.store_schema import Notice
 from watcher.core.timefmt import iso, utcnow
@@ -31,7 +33,7 @@ from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, escape, section
 from watcher.repos.detect import DetectionEntry
 from watcher.repos.gitread import GitReadError, fetch
-from watcher.repos.proposal import propose, queue_proposals
+from watcher.repos.proposal import Proposal, propose, queue_proposals
 from watcher.repos.settings import TeamRepo
 from watcher.repos.teamfile import FILE_NAME, parse_team_file
 from watcher.serverset.changes import Placed
@@ -43,6 +45,27 @@ log = logging.getLogger(__name__)
 _KV = "repo:"
 
 
+@pydantic.with_config(pydantic.ConfigDict(extra="allow"))
+class StoredServer(TypedDict):
+    """A team file's server as the repository state keeps it: its settings' JSON dump (`Server.model_dump`). The
+    messages, `status` and the pass read these fields; the others are kept as they are (`server_models`)."""
+
+    name: str
+    language: str
+    sdk: str
+    sdk_package: NotRequired[str | None]
+    baseline_sdk_version: str
+    requirements: list[str]
+
+
+_SERVER: pydantic.TypeAdapter[StoredServer] = pydantic.TypeAdapter(StoredServer)
+
+
+def stored_server(server: Server) -> StoredServer:
+    """A server's JSON dump as the repository state keeps it."""
+    return _SERVER.validate_python(server.model_dump(mode="json"))
+
+
 @dataclass
 class RepoState:
     """What the store remembers of one repository."""
@@ -52,13 +75,13 @@ class RepoState:
     ref: str = "HEAD"
     commit: str | None = None
     """The commit the servers in use were read from (the last good one)."""
-    servers: list[dict[str, Any]] = field(default_factory=list)
+    servers: list[StoredServer] = field(default_factory=list)
     lines: dict[str, int] = field(default_factory=dict)
     detections: dict[str, DetectionEntry | None] = field(default_factory=dict)
     overridden: dict[str, list[str]] = field(default_factory=dict)
     error: str | None = None
     error_commit: str | None = None
-    proposal: dict[str, Any] | None = None
+    proposal: Proposal | None = None
     """Without a team file: the file proposed from what detection found (watcher.repos.proposal)."""
     refused: dict[str, str] = field(default_factory=dict)
     """Server name → why this repository may not use it (a name another one owns); the other servers are used."""
@@ -73,18 +96,31 @@ class RepoState:
 
     @classmethod
     def load(cls, store: Store, repo: TeamRepo) -> RepoState:
-        stored = store.get_kv(_KV + repo.git) or {}
-        known = {k: v for k, v in stored.items() if k in cls.__dataclass_fields__}
-        return cls(**{**known, "git": repo.git, "team": repo.team, "ref": repo.ref})
+        """The stored state, checked against its fields' types (a field of another type is a StateError naming
+        it); a key this version does not know is left out, a field not stored takes its default."""
+        key = _KV + repo.git
+        stored = store.get_kv(key) or {}
+        if not isinstance(stored, dict):
+            raise StateError(f"state {key}: a repository's state is a JSON object, not {type(stored).__name__}")
+        try:
+            return _STATE.validate_python({**stored, "git": repo.git, "team": repo.team, "ref": repo.ref})
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise StateError(f"state {key}: {where}: {first['msg']}") from None
 
     def save(self, store: Store) -> None:
-        store.set_kv(_KV + self.git, self.__dict__)
+        proposal = asdict(self.proposal) if self.proposal else None
+        store.set_kv(_KV + self.git, {**self.__dict__, "proposal": proposal})
 
     def server_models(self) -> list[Server]:
         return [Server.model_validate(s) for s in self.servers]
 
     def team_file(self, commit: str | None = None) -> str:
         return f"{display_url(self.git)}@{(commit or self.commit or '?')[:12]}:{FILE_NAME}"
+
+
+_STATE: pydantic.TypeAdapter[RepoState] = pydantic.TypeAdapter(RepoState)
 
 
 @dataclass
@@ -262,7 +298,7 @@ def _read_one(
         state.has_file, state.commit, state.servers, state.error = False, commit.commit, [], None
         state.lines, state.detections, state.overridden, state.refused = {}, {}, {}, {}
         try:
-            state.proposal = propose(repo.git, commit.files(), commit.read, taken).as_dict()
+            state.proposal = propose(repo.git, commit.files(), commit.read, taken)
         except GitReadError as exc:  # the tree could not be listed: no proposal, said in the log
             log.warning("team repository %s: no team file, and no proposal: %s", display_url(repo.git), exc)
             state.proposal = None
@@ -293,7 +329,7 @@ def _read_one(
             log.warning("team repository %s: %s", display_url(state.git), why)
     state.has_file, state.commit, state.error, state.error_commit = True, commit.commit, None, None
     state.proposal = None
-    state.servers = [s.model_dump(mode="json") for s in parsed.servers if s.name not in state.refused]
+    state.servers = [stored_server(s) for s in parsed.servers if s.name not in state.refused]
     state.lines = parsed.lines
     detections: dict[str, DetectionEntry | None] = {
         k: {**d.as_dict(), "resolved": parsed.resolved.get(k)} if d else None for k, d in parsed.detections.items()

@@ -15,6 +15,7 @@ from watcher.notify import keys
 from watcher.notify.blocks import Mrkdwn, escape, section
 from watcher.repos.detect import DetectionEntry
 from watcher.repos.onboarding import DOC, server_line
+from watcher.repos.sync import StoredServer, stored_server
 from watcher.serverset.changes import ServerChange
 from watcher.serverset.record import CENTRAL, origin_name
 
@@ -78,7 +79,7 @@ def send_due_welcomes(loaded: LoadedConfig, store: Store) -> list[str]:
             waiting.append(welcome)
             continue
         team = loaded.config.team(server.team)
-        text, blocks = welcome_text(welcome, server.model_dump(mode="json"), done[0])
+        text, blocks = welcome_text(welcome, stored_server(server), done[0])
         key = keys.server_onboarding(welcome.name, welcome.since, team.name)
         if store.enqueue(Notice(key, team.name, team.slack_channel, "server-onboarding", text, blocks)):
             sent.append(key)
@@ -86,7 +87,7 @@ def send_due_welcomes(loaded: LoadedConfig, store: Store) -> list[str]:
     return sent
 
 
-def welcome_text(welcome: Welcome, server: dict[str, Any], run: RunRow) -> tuple[Mrkdwn, list[dict[str, Any]]]:
+def welcome_text(welcome: Welcome, server: StoredServer, run: RunRow) -> tuple[Mrkdwn, list[dict[str, Any]]]:
     source = "the central config" if welcome.origin == CENTRAL else origin_name(welcome.origin)
     head = f"mcp-watcher now watches {welcome.name} too, from {source} ({welcome.where})"
     line = server_line(server, welcome.detection, welcome.overridden or [], run)
