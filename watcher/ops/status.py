@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from typing_extensions import TypedDict
+
 from watcher.config import LoadedConfig, WatcherConfig
 from watcher.core import clock
 from watcher.core.run_report import RunReport, egress_refusals, egress_target
@@ -14,7 +16,22 @@ from watcher.ops.figures import SourceFigures, status_figures
 from watcher.polling.cadence import current_cadence, plan_budget
 
 
-def source_json(source: SourceFigures) -> dict[str, Any]:
+class SourceJson(TypedDict):
+    """One source's figures in `status --json` (`SourceFigures`, without its kind)."""
+
+    sdk: str
+    registry: str
+    package: str
+    last_poll: str | None
+    ok: bool | None
+    error: str | None
+    newest_stable: str | None
+    newest_prerelease: str | None
+    older_prerelease: str | None
+    versions_seen: int
+
+
+def source_json(source: SourceFigures) -> SourceJson:
     """One source's figures as `status --json` and `/api/status` print them."""
     return {
         "sdk": source.name,

@@ -6,9 +6,8 @@ opened before the suite shipped a set for it lists every server as not yet testa
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import date
-from typing import Any
 
 from typing_extensions import TypedDict
 
@@ -21,6 +20,33 @@ from watcher.readiness.model import ReadinessEntry, stored_results
 STATES = ("ready", "to_fix", "not_testable")
 KV_WINDOWS = "readiness:windows"
 """Revision → the spec RC tag that opened its readiness window, while it is open."""
+
+
+class ServerReadinessJson(TypedDict):
+    """A server's readiness in `readiness --json` and `/api/status`: its fields and its label."""
+
+    server: str
+    team: str
+    status: str
+    to_fix: list[FixItem]
+    sdk_version: str | None
+    suite_version: str | None
+    reason: str
+    label: str
+
+
+class RevisionJson(TypedDict):
+    """A revision's readiness in `readiness --json` and `/api/status`: its fields, its servers', and the count
+    of ready servers out of all."""
+
+    revision: str
+    release: str
+    days_left: int
+    sets: list[str]
+    opened_by: str | None
+    servers: list[ServerReadinessJson]
+    ready: int
+    total: int
 
 
 @dataclass(frozen=True)
@@ -42,6 +68,18 @@ class ServerReadiness:
             return f"{len(self.to_fix)} to fix"
         return "not yet testable"
 
+    def to_json(self) -> ServerReadinessJson:
+        return {
+            "server": self.server,
+            "team": self.team,
+            "status": self.status,
+            "to_fix": [{**item} for item in self.to_fix],
+            "sdk_version": self.sdk_version,
+            "suite_version": self.suite_version,
+            "reason": self.reason,
+            "label": self.label,
+        }
+
 
 @dataclass(frozen=True)
 class RevisionReadiness:
@@ -60,13 +98,17 @@ class RevisionReadiness:
     def of_team(self, team: str) -> list[ServerReadiness]:
         return [s for s in self.servers if s.team == team]
 
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["ready"] = self.ready
-        data["total"] = len(self.servers)
-        for entry, server in zip(data["servers"], self.servers, strict=True):
-            entry["label"] = server.label
-        return data
+    def to_json(self) -> RevisionJson:
+        return {
+            "revision": self.revision,
+            "release": self.release,
+            "days_left": self.days_left,
+            "sets": list(self.sets),
+            "opened_by": self.opened_by,
+            "servers": [server.to_json() for server in self.servers],
+            "ready": self.ready,
+            "total": len(self.servers),
+        }
 
 
 class _Slot(TypedDict):

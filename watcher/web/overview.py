@@ -13,17 +13,20 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from watcher.clusters.view import ClusterView, collect_clusters
 from watcher.core.store_schema import RunCell, VersionRow
 from watcher.core.timefmt import iso, parse_iso
 from watcher.ops.figures import SourceFigures, StatusFigures, status_figures
-from watcher.ops.status import source_json
+from watcher.ops.status import SourceJson, source_json
 from watcher.sources.versions import sort_key
 from watcher.suites.settings import Server
 from watcher.web.context import WebContext, age
 from watcher.web.server_set import ServerSetView, collect_server_set
+
+if TYPE_CHECKING:
+    from watcher.readiness.view import RevisionJson
 
 STATES = ("pass", "fail", "error", "interrupted", "running", "queued", "not-run")
 FOLD_AT = 150
@@ -115,11 +118,29 @@ class SourceStatus:
             raise AttributeError(name)
         return getattr(self.figures, name)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> SourceStatusJson:
         """As `/api/status` shows it: `status --json`'s figures of the source, its age after `last_poll`."""
-        shown = list({**source_json(self.figures), "error": self.error}.items())
-        at = [key for key, _ in shown].index("last_poll") + 1
-        return dict([*shown[:at], ("age", self.age), *shown[at:]])
+        figures = source_json(self.figures)
+        return {
+            "sdk": figures["sdk"],
+            "registry": figures["registry"],
+            "package": figures["package"],
+            "last_poll": figures["last_poll"],
+            "age": self.age,
+            "ok": figures["ok"],
+            "error": self.error,
+            "newest_stable": figures["newest_stable"],
+            "newest_prerelease": figures["newest_prerelease"],
+            "older_prerelease": figures["older_prerelease"],
+            "versions_seen": figures["versions_seen"],
+        }
+
+
+class SourceStatusJson(SourceJson):
+    """A source in `/api/status`: its figures as `status --json` shows them, its age, and its error as the page
+    shows it (cleaned)."""
+
+    age: str
 
 
 @dataclass(frozen=True)
@@ -204,7 +225,7 @@ class Overview:
     """The latest finished runs, of any trigger."""
     outbox: OutboxStatus
     outlook: Outlook
-    readiness: list[dict[str, Any]] = field(default_factory=list)
+    readiness: list[RevisionJson] = field(default_factory=list)
     """Per upcoming revision, per server (watcher.readiness.view); `/` shows one line, /readiness the rest."""
     server_set: ServerSetView = field(default_factory=ServerSetView)
     """Its latest changes, the retired servers, repositories without a team file or an owner."""
@@ -507,7 +528,7 @@ def collect_outlook(ctx: WebContext, today: date) -> Outlook:
     )
 
 
-def readiness_json(ctx: WebContext, today: date) -> list[dict[str, Any]]:
+def readiness_json(ctx: WebContext, today: date) -> list[RevisionJson]:
     from watcher.readiness.view import collect_readiness
 
     return [r.to_json() for r in collect_readiness(ctx.loaded.config, ctx.store, today)]
