@@ -180,3 +180,25 @@ def test_a_team_files_dispatch_target_is_read_from_its_own_github_address():
     assert github_repository("https://github.com/acme/books") == "acme/books"
     assert github_repository("https://gitlab.example/acme/books.git") is None
     assert github_repository("/srv/git/books") is None
+
+
+def test_an_unreadable_stored_state_leaves_that_repository_out_and_reported_and_the_pass_goes_on(tmp_path: Path):
+    books = team_repo(tmp_path / "books-repo", "books")
+    infra = team_repo(tmp_path / "infra-repo", "gateway")
+    loaded = central_config(tmp_path, [{"git": str(books), "team": "books"}, {"git": str(infra), "team": "infra"}])
+    store = store_of(tmp_path)
+    sync_repos(loaded, store)
+    stored = store.get_kv(f"repo:{books}")
+    assert isinstance(stored, dict)
+    stored["servers"][0]["name"] = 5  # a stored field of another type (a downgrade, a hand edit)
+    store.set_kv(f"repo:{books}", stored)
+    change(infra, {".mcp-watcher.yaml": TEAM_FILE.format(name="gateway").replace("2026-07-28", "2025-11-25")})
+
+    result = sync_repos(loaded, store)
+    state = next(s for s in result.repos if s.team == "books")
+    assert state.error is not None and "servers.0.name: Input should be a valid string" in state.error
+    assert [s.name for s in result.config.servers] == ["gateway"]  # books left out, infra read as usual
+    assert result.config.server("gateway").requirements == ["2025-11-25"]
+    assert store.get_kv(f"repo:{books}") == stored  # kept as it was stored, not saved over
+    shown = next(s for s in repo_states(loaded.config, store) if s.team == "books")
+    assert shown.error == state.error  # what status and the pages show

@@ -109,6 +109,19 @@ class RepoState:
             where = ".".join(str(p) for p in first["loc"])
             raise StateError(f"state {key}: {where}: {first['msg']}") from None
 
+    @classmethod
+    def load_or_unreadable(cls, store: Store, repo: TeamRepo) -> tuple[RepoState, bool]:
+        """The stored state, or, when it cannot be read (`load`'s StateError), a state of defaults that carries
+        that error, and True: the repository is left out and reported until it is fixed, one unreadable state
+        never stops the pass or a page, and what is stored stays as it is (it is not saved over)."""
+        try:
+            return cls.load(store, repo), False
+        except StateError as exc:
+            log.error("team repository %s: its stored state cannot be read: %s", display_url(repo.git), exc)
+            fresh = cls(git=repo.git, team=repo.team, ref=repo.ref)
+            fresh.error = f"the watcher's stored state of this repository cannot be read ({exc}); left out until fixed"
+            return fresh, True
+
     def save(self, store: Store) -> None:
         proposal = asdict(self.proposal) if self.proposal else None
         store.set_kv(_KV + self.git, {**self.__dict__, "proposal": proposal})
@@ -141,7 +154,7 @@ def all_repos(config: WatcherConfig, store: Store) -> list[TeamRepo]:
 
 
 def repo_states(config: WatcherConfig, store: Store) -> list[RepoState]:
-    return [RepoState.load(store, repo) for repo in all_repos(config, store)]
+    return [RepoState.load_or_unreadable(store, repo)[0] for repo in all_repos(config, store)]
 
 
 def merged(loaded: LoadedConfig, states: list[RepoState]) -> LoadedConfig:
@@ -229,7 +242,10 @@ def sync_repos(loaded: LoadedConfig, store: Store, environ: Mapping[str, str] | 
         refresh_discovery(config.discover.github, config.http_client, store, env)
         queue_unowned_notices(config, store)
     for repo in all_repos(config, store):
-        state = RepoState.load(store, repo)
+        state, unreadable = RepoState.load_or_unreadable(store, repo)
+        if unreadable:
+            states.append(state)
+            continue
         try:
             _read_one(
                 loaded,
