@@ -52,6 +52,10 @@ OWN_JSON: dict[str, str] = {
     "watcher.contract.normalize": "snapshot files: written by `snapshot`; a team's committed baseline snapshot is "
     "checked by `untrusted.check_tree` first (no link, capped)",
     "watcher.boundary.sandbox:_read_info": "bubblewrap's own --info-fd JSON on a pipe of the watcher's",
+    "watcher.boundary.guard:read_reports": "the room recorder's JSON lines (json.dumps of the watcher's own helper, "
+    "on the host, outside the room) on a pipe of the watcher's",
+    "watcher.evaluation.run:read_evaluation": "evaluation.json, which the evaluation wrote into the run's folder "
+    "(an earlier release's included), then checked by load_evaluation",
     "watcher.boundary.stdio:parse_line": "not ours: a stdio server's JSON-RPC line, parsed and checked in one step "
     "by the mcp types' own validator, as the SDK's transport does (pydantic-core's parser caps the depth; its "
     "error quotes the line, which the snapshot's stdout-noise report shows)",
