@@ -10,10 +10,10 @@ version adds is kept when loading, never dropped.
 
 from __future__ import annotations
 
-from typing import TypeGuard
-
 import pydantic
 from typing_extensions import TypedDict
+
+from watcher.core.checked import checked
 
 _KEEP_UNKNOWN = pydantic.with_config(pydantic.ConfigDict(extra="allow"))
 """A later version may add fields: loading keeps them."""
@@ -132,17 +132,4 @@ def load_answer(data: object, where: str) -> BacktestAnswer:
     The document itself is handed back (its keys, its numbers as written, nothing added) once it fits."""
     if not isinstance(data, dict):
         raise AnswerError(f"{where}: a backtest answer is a JSON object, not {type(data).__name__}")
-    if not _fits(data, where):
-        raise AssertionError("unreachable: _fits raises when the document does not fit")
-    return data
-
-
-def _fits(data: dict[str, object], where: str) -> TypeGuard[BacktestAnswer]:
-    """True when `data` validates as a BacktestAnswer; raises AnswerError naming the first field that does not."""
-    try:
-        _READER.validate_python(data)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise AnswerError(f"{where}: {field}: {first['msg']}") from None
-    return True
+    return checked(_READER, data, where, AnswerError)

@@ -10,10 +10,10 @@ fields written by another version (`extra="allow"`), so a stored document is nev
 
 from __future__ import annotations
 
-from typing import TypeGuard
-
 import pydantic
 from typing_extensions import TypedDict
+
+from watcher.core.checked import checked
 
 McpJson = pydantic.JsonValue
 """A value as the MCP server gave it (any JSON): the honest edge of the document."""
@@ -159,17 +159,4 @@ _DIFF_READER: pydantic.TypeAdapter[ContractDiff] = pydantic.TypeAdapter(Contract
 def load_contract_diff(data: object, where: str) -> ContractDiff:
     """A decoded contract diff document, checked against its types and handed back as it is (nothing added or
     dropped); one that does not fit is a ContractDocError naming `where` and the field."""
-    if not _fits(data, where):
-        raise AssertionError("unreachable: _fits raises when the document does not fit")
-    return data
-
-
-def _fits(data: object, where: str) -> TypeGuard[ContractDiff]:
-    """True when `data` validates as a ContractDiff; raises naming the field."""
-    try:
-        _DIFF_READER.validate_python(data)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"]) or "the document"
-        raise ContractDocError(f"{where}: {field}: {first['msg']}") from None
-    return True
+    return checked(_DIFF_READER, data, where, ContractDocError, whole="the document")

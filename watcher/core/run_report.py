@@ -12,11 +12,12 @@ Version 1 (up to e8aec50) had no `report_version`: its shape is version 2's, so 
 
 from __future__ import annotations
 
-from typing import Literal, TypeGuard
+from typing import Literal
 
 import pydantic
 from typing_extensions import TypedDict
 
+from watcher.core.checked import checked
 from watcher.core.contract_doc import ContractDiff, SnapshotSummary
 
 REPORT_VERSION = 2
@@ -354,17 +355,5 @@ def load_report(data: object, where: str) -> RunReport:
     version = data.get("report_version", 1)
     if version not in (1, REPORT_VERSION):
         raise ReportError(f"{where}: report_version {version!r} is not one this watcher reads (1 to {REPORT_VERSION})")
-    if not _fits(data, where):
-        raise AssertionError("unreachable: _fits raises when the document does not fit")
-    return data  # version 1 is version 2's shape without the field: nothing to convert
-
-
-def _fits(data: dict[str, object], where: str) -> TypeGuard[RunReport]:
-    """True when `data` validates as a RunReport (pydantic checks every part's type); raises naming the field."""
-    try:
-        _READER.validate_python(data)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ReportError(f"{where}: {field}: {first['msg']}") from None
-    return True
+    # version 1 is version 2's shape without the field: nothing to convert
+    return checked(_READER, data, where, ReportError)

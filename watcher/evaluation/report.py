@@ -10,10 +10,12 @@ names a task's expectation in words (`expect`)."""
 
 from __future__ import annotations
 
-from typing import NotRequired, TypeGuard
+from typing import NotRequired
 
 import pydantic
 from typing_extensions import TypedDict
+
+from watcher.core.checked import checked
 
 _KEEP_UNKNOWN = pydantic.with_config(pydantic.ConfigDict(extra="allow"))
 """A later version may add fields: loading keeps them."""
@@ -178,17 +180,4 @@ def load_evaluation(data: object, where: str) -> EvaluationReport:
     The document itself is handed back (its keys, its numbers as written, nothing added) once it fits."""
     if not isinstance(data, dict):
         raise EvaluationReportError(f"{where}: an evaluation report is a JSON object, not {type(data).__name__}")
-    if not _fits(data, where):
-        raise AssertionError("unreachable: _fits raises when the document does not fit")
-    return data
-
-
-def _fits(data: dict[str, object], where: str) -> TypeGuard[EvaluationReport]:
-    """True when `data` validates as an EvaluationReport; raises naming the first field that does not."""
-    try:
-        _READER.validate_python(data)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise EvaluationReportError(f"{where}: {field}: {first['msg']}") from None
-    return True
+    return checked(_READER, data, where, EvaluationReportError)

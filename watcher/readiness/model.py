@@ -8,6 +8,7 @@ from __future__ import annotations
 import pydantic
 from typing_extensions import TypedDict
 
+from watcher.core.checked import checked
 from watcher.core.run_report import FixItem, ReportError
 from watcher.core.store import Store
 
@@ -90,12 +91,4 @@ _RESULTS: pydantic.TypeAdapter[Results] = pydantic.TypeAdapter(Results)
 
 def stored_results(store: Store) -> Results:
     """The stored results, checked against their types (a field of another type is a ReportError naming it)."""
-    data = store.get_kv(KV_RESULTS) or {}
-    try:
-        _RESULTS.validate_python(data)
-    except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        field = ".".join(str(p) for p in first["loc"])
-        raise ReportError(f"state {KV_RESULTS}: {field}: {first['msg']}") from None
-    results: Results = data
-    return results
+    return checked(_RESULTS, store.get_kv(KV_RESULTS) or {}, f"state {KV_RESULTS}", ReportError)
