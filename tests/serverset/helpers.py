@@ -28,6 +28,24 @@ from watcher.cli import main
 MINI = Path(__file__).resolve().parent / "fixtures" / "mini_mcp_server.py"
 
 
+def central_server(name: str, folder: Path, **more: object) -> dict[str, object]:
+    """A central file's server entry: a declared build that succeeds at once; the server itself exits straight
+    away (a quick, real "fail")."""
+    return {
+        "name": name,
+        "team": "books",
+        "sdk": "python",
+        "language": "other",
+        "path": str(folder),
+        "transport": "stdio",
+        "prepare": [["python", "-c", "print('built')"]],
+        "start": ["python", "server.py"],
+        "baseline_sdk_version": "2.3.0",
+        "requirements": [],
+        **more,
+    }
+
+
 def server_entry(name: str, tool: str) -> str:
     """One team-file entry: a declared build (no SDK to install) of the mini server offering ``tool``, judged
     against the baseline snapshot committed beside it (taken with the tool `find_book`)."""

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from tests.fakes.slack_server import FakeSlack
+from tests.serverset.helpers import central_server
 from watcher.config import load_config
 from watcher.core.store import Store
 from watcher.live import LiveConfig
@@ -24,23 +25,6 @@ from watcher.serverset.record import ServerRecord
 from watcher.serverset.welcome import send_due_welcomes
 from watcher.suites.build.prebuild import Prebuilder
 from watcher.suites.worker import process_queue
-
-
-def server(name: str, folder: Path, **more: object) -> dict[str, object]:
-    # A declared build that succeeds at once; the server itself exits straight away: a quick, real "fail".
-    return {
-        "name": name,
-        "team": "books",
-        "sdk": "python",
-        "language": "other",
-        "path": str(folder),
-        "transport": "stdio",
-        "prepare": [["python", "-c", "print('built')"]],
-        "start": ["python", "server.py"],
-        "baseline_sdk_version": "2.3.0",
-        "requirements": [],
-        **more,
-    }
 
 
 def write(path: Path, tmp_path: Path, servers: list[dict[str, object]], slack: FakeSlack) -> None:
@@ -62,7 +46,7 @@ def setting(tmp_path: Path, slack: FakeSlack) -> tuple[Path, Path]:
     (project / "server.py").write_text("print('not an MCP server')\n")
     (tmp_path / "state").mkdir()
     path = tmp_path / "watcher.yaml"
-    write(path, tmp_path, [server("books", project)], slack)
+    write(path, tmp_path, [central_server("books", project)], slack)
     return project, path
 
 
@@ -79,7 +63,7 @@ def test_each_change_is_one_event_acted_on(tmp_path: Path, slack: FakeSlack, cap
         assert store.runs(status="queued") == [] and recent_changes(store) == []
 
         # A server added to the central file: read again, in force at once, one event, its first run queued.
-        write(path, tmp_path, [server("books", project), server("shelf", project)], slack)
+        write(path, tmp_path, [central_server("books", project), central_server("shelf", project)], slack)
         assert keeper.read_central()
         [appeared] = keeper.refresh()
         assert (appeared.kind, appeared.name) == ("appeared", "shelf")
@@ -101,8 +85,8 @@ def test_each_change_is_one_event_acted_on(tmp_path: Path, slack: FakeSlack, cap
         assert f"first run: {outcome['verdict']}" in message
 
         # Redefined: one event naming the keys, and its environments built again.
-        redefined = server("shelf", project, prepare=[["python", "-c", "print('built again')"]])
-        write(path, tmp_path, [server("books", project), redefined], slack)
+        redefined = central_server("shelf", project, prepare=[["python", "-c", "print('built again')"]])
+        write(path, tmp_path, [central_server("books", project), redefined], slack)
         keeper.read_central()
         [change] = keeper.refresh()
         assert (change.kind, change.changed) == ("redefined", ("prepare",))
@@ -111,7 +95,7 @@ def test_each_change_is_one_event_acted_on(tmp_path: Path, slack: FakeSlack, cap
 
         # Retired: its queued run is closed saying why, its runs are kept, its name is reserved.
         store.queue_run("shelf", "python", "2.4.0b1", "release:python:2.4.0b1")
-        write(path, tmp_path, [server("books", project)], slack)
+        write(path, tmp_path, [central_server("books", project)], slack)
         keeper.read_central()
         [retired] = keeper.refresh()
         assert retired.kind == "retired" and retired.name == "shelf"
@@ -149,7 +133,7 @@ def test_a_central_file_that_no_longer_loads_keeps_the_one_in_force(tmp_path: Pa
 def test_a_draining_queue_takes_the_configuration_in_force_at_each_run(tmp_path: Path, slack: FakeSlack):
     project, path = setting(tmp_path, slack)
     live = LiveConfig(load_config(path))
-    write(path, tmp_path, [server("books", project), server("shelf", project)], slack)
+    write(path, tmp_path, [central_server("books", project), central_server("shelf", project)], slack)
     with_shelf = load_config(path)
     store = Store(tmp_path / "state" / "watcher.db")
     store.queue_run("books", "python", "2.3.0", "release:python:2.3.0")
