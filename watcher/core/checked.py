@@ -5,7 +5,9 @@ back as it is, or refused with its reader's own error naming the first field tha
 The document itself is handed back, not pydantic's validated copy: a stored document read and written again is
 the same bytes (its keys in their order, its numbers as written, no default added, no unknown field dropped).
 The return type is the adapter's: validation proved the document has that shape, which a TypeGuard generic over
-the adapter's type would not let the type checker see."""
+the adapter's type would not let the type checker see. So the adapter's type must describe the JSON as it is (a
+TypedDict, a list or mapping of them, JSON values), never a model or a dataclass: validation would make an
+instance of it, and the document handed back is not one (a reader that wants the instance calls the adapter)."""
 
 from __future__ import annotations
 
