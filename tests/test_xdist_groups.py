@@ -1,4 +1,4 @@
-"""The tests of one `xdist_group` run on one worker under the suite's `-n 4 --dist loadgroup`, so a module's
+"""The tests of one `xdist_group` run on one worker under the suite's `-n 6 --dist loadgroup`, so a module's
 shared fixture is built once (tests/xdist_groups.py makes the mark hold on this pytest)."""
 
 from __future__ import annotations
